@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import type { Db } from './db/client.ts';
+import { accountAuthentication, adminAuthentication } from './http/auth.ts';
+import type { CertificateTrust } from './http/client-certificate.ts';
+import { registerErrorHandling } from './http/errors.ts';
+import { loggerOptions } from './http/logging.ts';
+import { openApiOptions } from './http/openapi.ts';
+import { ErrorBodySchema } from './http/schemas.ts';
+import { registerValidation } from './http/validation.ts';
+import type { Clock } from './lib/clock.ts';
+import { adminRoutes } from './modules/admin/routes.ts';
+import { authRoutes } from './modules/auth/routes.ts';
+import { TokenService } from './modules/auth/tokens.ts';
+import { healthRoutes } from './modules/health/routes.ts';
+import { balanceRoutes } from './modules/ledger/routes.ts';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  /** Pino level, or false for no logs (tests). */
+  readonly logLevel?: string | false;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+function httpsOptions(config: Config) {
+  if (!config.tls) return null;
+  return {
+    cert: readFileSync(config.tls.certFile),
+    key: readFileSync(config.tls.keyFile),
+    ...(config.tls.clientCaFile ? { ca: readFileSync(config.tls.clientCaFile) } : {}),
+    // The certificate is requested but judged by the application, so a missing one gets the
+    // spec's 400 instead of a failed handshake.
+    requestCert: true,
+    rejectUnauthorized: false,
+  };
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { config, db, clock } = deps;
+  const https = httpsOptions(config);
+  const app = Fastify({
+    ...(https ? { https } : {}),
+    logger: deps.logLevel === false ? false : loggerOptions(deps.logLevel ?? 'info'),
+    bodyLimit: BODY_LIMIT_BYTES,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { maxParamLength: 200 },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerValidation(app);
+  // JSON is the only body format: anything else is 415.
+  app.removeContentTypeParser(['text/plain']);
+  registerErrorHandling(app);
+  app.addSchema(ErrorBodySchema);
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+
+  await app.register(swagger, openApiOptions());
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  const tokens = new TokenService(db, clock);
+  const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
+
+  await app.register(healthRoutes({ db }));
+  await app.register(authRoutes({ db, clock, tokens, trust }));
+
+  await app.register(async (accountScope) => {
+    accountScope.addHook('onRequest', accountAuthentication({ db, clock, tokens, trust }));
+    await accountScope.register(balanceRoutes({ db, clock }));
+  });
+
+  await app.register(async (adminScope) => {
+    adminScope.addHook('onRequest', adminAuthentication(config.adminToken));
+    await adminScope.register(adminRoutes({ db, ispb: config.pspIspb }));
+  });
+
+  return app;
+}

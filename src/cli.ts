@@ -1,0 +1,72 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Config } from './config.ts';
+import type { Db } from './db/client.ts';
+import { createAccount, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate } from './modules/accounts/service.ts';
+
+/** Operator commands: the same operations as /admin/*, run directly on the database. */
+export const OPERATOR_USAGE = `Operator commands (same database as the service):
+  accounts create --name NAME --document CPF_OR_CNPJ
+  certificates link --account ID --pem-file FILE
+  certificates unlink --account ID --fingerprint SHA256_HEX
+  pix-keys add --account ID --type cpf|cnpj|email|phone|evp [--key KEY]
+  client-secret rotate --account ID`;
+
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function accountId(values: Record<string, string | undefined>): bigint {
+  const raw = required(values, 'account');
+  if (!/^[1-9]\d{0,17}$/.test(raw)) throw new UsageError('--account must be a numeric account id');
+  return BigInt(raw);
+}
+
+const jsonReplacer = (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value);
+
+/** Runs one operator command and returns what it prints (JSON). */
+export async function runOperatorCommand(db: Db, config: Config, args: string[]): Promise<string> {
+  const [group, action, ...rest] = args;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      document: { type: 'string' },
+      account: { type: 'string' },
+      'pem-file': { type: 'string' },
+      fingerprint: { type: 'string' },
+      type: { type: 'string' },
+      key: { type: 'string' },
+    },
+    strict: true,
+  });
+  const deps = { db, ispb: config.pspIspb };
+  let result: unknown;
+  switch (`${group} ${action}`) {
+    case 'accounts create':
+      result = await createAccount(deps, { name: required(values, 'name'), document: required(values, 'document') });
+      break;
+    case 'certificates link':
+      result = await linkCertificate(deps, accountId(values), readFileSync(required(values, 'pem-file'), 'utf8'));
+      break;
+    case 'certificates unlink':
+      await unlinkCertificate(deps, accountId(values), required(values, 'fingerprint'));
+      result = { unlinked: values.fingerprint };
+      break;
+    case 'pix-keys add':
+      result = await registerPixKey(deps, accountId(values), { type: required(values, 'type'), key: values.key });
+      break;
+    case 'client-secret rotate':
+      result = await rotateClientSecret(deps, accountId(values));
+      break;
+    default:
+      throw new UsageError(`unknown command "${args.join(' ')}"\n${OPERATOR_USAGE}`);
+  }
+  return JSON.stringify(result, jsonReplacer, 2);
+}

@@ -1,0 +1,120 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.ts';
+import type { DB } from './schema.ts';
+
+export type Db = Kysely<DB>;
+export type Trx = Transaction<DB>;
+export type DbExecutor = Db | Trx;
+
+export interface Database {
+  readonly db: Db;
+  readonly kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * The same type parsing on both drivers: int8 becomes bigint (money and ids never pass through
+ * a float), numeric stays a decimal string, timestamptz becomes a Date.
+ */
+const parseInt8 = (value: string): bigint => BigInt(value);
+const keepString = (value: string): string => value;
+
+export interface OpenOptions {
+  /** PostgreSQL connection string; absent means embedded PGlite. */
+  url?: string | undefined;
+  /** Directory of the embedded database; absent (with no url) means in memory. */
+  dataDir?: string | undefined;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: OpenOptions): Promise<Database> {
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 10);
+  return openPGlite(options.dataDir);
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    application_name: 'pix-api',
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+        if (oid === INT8_OID) return parseInt8;
+        if (oid === NUMERIC_OID) return keepString;
+        return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
+      }) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client losing its server (restart, failover) must not crash the process.
+  pool.on('error', () => undefined);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, kind: 'postgres', close: () => db.destroy() };
+}
+
+async function openPGlite(dataDir: string | undefined): Promise<Database> {
+  let path: string | undefined;
+  let unlock = () => undefined as void;
+  if (dataDir) {
+    path = join(dataDir, 'pgdata');
+    mkdirSync(path, { recursive: true });
+    unlock = lockDataDir(dataDir);
+  }
+  const pglite = new PGlite({
+    ...(path ? { dataDir: path } : {}),
+    parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString },
+  });
+  await pglite.waitReady;
+  const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      unlock();
+    },
+  };
+}
+
+export class DatabaseInUse extends Error {
+  override name = 'DatabaseInUse';
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is one process's database: a second process opening the same directory would corrupt
+ * it. A lock file with the owner's pid keeps a second one out (a stale lock is taken over).
+ */
+function lockDataDir(dataDir: string): () => void {
+  const file = join(dataDir, 'pgdata.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      return () => rmSync(file, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(readFileSync(file, 'utf8'));
+      if (owner && owner !== process.pid && processAlive(owner)) {
+        throw new DatabaseInUse(
+          `the embedded database in ${dataDir} is in use by process ${owner}; stop it, or use the operator API (/admin/*) of the running service`,
+        );
+      }
+      rmSync(file, { force: true });
+    }
+  }
+  throw new DatabaseInUse(`could not lock the embedded database in ${dataDir}`);
+}

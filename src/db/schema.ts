@@ -1,0 +1,137 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/** Kysely's view of the tables in migrations/. int8 columns are bigint on both drivers. */
+type Id = ColumnType<bigint, bigint | number | string, never>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface AccountsTable {
+  id: Generated<bigint>;
+  name: string;
+  document: string;
+  document_type: 'CPF' | 'CNPJ';
+  branch: string;
+  account_number: string;
+  client_id: string;
+  client_secret_hash: string;
+  webhook_secret: string;
+  webhook_secret_previous: string | null;
+  webhook_secret_rotated_at: Timestamp | null;
+  status: ColumnType<string, string | undefined, string>;
+  created_at: CreatedAt;
+}
+
+export interface AccountCertificatesTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  fingerprint: string;
+  subject: string;
+  not_before: Timestamp;
+  not_after: Timestamp;
+  pem: string;
+  created_at: CreatedAt;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  algorithm: string;
+  private_jwk: Json<Record<string, unknown>>;
+  public_jwk: Json<Record<string, unknown>>;
+  created_at: CreatedAt;
+  retired_at: Timestamp | null;
+}
+
+export interface DictKeysTable {
+  key: string;
+  key_type: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
+  account_id: Id | null;
+  owner_name: string;
+  owner_document: string;
+  ispb: string;
+  bank_name: string | null;
+  branch: string | null;
+  account_number: string | null;
+  behavior: 'reject' | 'timeout' | null;
+  created_at: CreatedAt;
+}
+
+export interface LedgerAccountsTable {
+  id: Generated<bigint>;
+  account_id: Id | null;
+  code: string;
+  balance: ColumnType<bigint, bigint | undefined, bigint>;
+  allow_negative: ColumnType<boolean, boolean | undefined, never>;
+  created_at: CreatedAt;
+}
+
+export interface LedgerTransactionsTable {
+  id: Generated<bigint>;
+  kind: string;
+  reference: string | null;
+  created_at: CreatedAt;
+}
+
+export interface PostingsTable {
+  id: Generated<bigint>;
+  ledger_tx_id: Id;
+  debit_account_id: Id;
+  credit_account_id: Id;
+  amount_centavos: bigint;
+  created_at: CreatedAt;
+}
+
+export interface TransactionsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  type: 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
+  status: 'PENDING' | 'CONFIRMED' | 'ERROR';
+  amount_centavos: bigint;
+  fee_centavos: ColumnType<bigint, bigint | undefined, bigint>;
+  external_id: string | null;
+  end_to_end_id: string | null;
+  idempotency_key: string | null;
+  pix_key: string | null;
+  txid: string | null;
+  description: string | null;
+  priority: 'HIGH' | 'NORM' | null;
+  expires_at: Timestamp | null;
+  ispb_deny: string[] | null;
+  error_reason: string | null;
+  original_transaction_id: Id | null;
+  counterpart_name: string | null;
+  counterpart_document: string | null;
+  counterpart_ispb: string | null;
+  counterpart_bank_name: string | null;
+  counterpart_bank_code: string | null;
+  counterpart_branch: string | null;
+  counterpart_account: string | null;
+  counterpart_account_id: Id | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  processed_at: Timestamp | null;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: Id;
+  key: string;
+  request_hash: string;
+  status: 'IN_FLIGHT' | 'DONE';
+  response_status: number | null;
+  response_body: Json<unknown> | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+export interface DB {
+  accounts: AccountsTable;
+  account_certificates: AccountCertificatesTable;
+  signing_keys: SigningKeysTable;
+  dict_keys: DictKeysTable;
+  ledger_accounts: LedgerAccountsTable;
+  ledger_transactions: LedgerTransactionsTable;
+  postings: PostingsTable;
+  transactions: TransactionsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  schema_migrations: { version: number; name: string; applied_at: CreatedAt };
+}

@@ -1,0 +1,95 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * Every expected failure is an AppError: a stable code, the HTTP status, a public message and
+ * private context that is logged but never sent. One handler turns everything into the spec's
+ * body `{statusCode, message, error}`.
+ */
+export class AppError extends Error {
+  override name = 'AppError';
+  readonly statusCode: number;
+  readonly code: string;
+  readonly context: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(
+    statusCode: number,
+    code: string,
+    message: string,
+    options: { context?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.statusCode = statusCode;
+    this.code = code;
+    this.context = options.context;
+    this.headers = options.headers;
+  }
+}
+
+export const badRequest = (code: string, message: string) => new AppError(400, code, message);
+export const unauthorized = (code: string, message: string) =>
+  new AppError(401, code, message, { headers: { 'www-authenticate': `Bearer error="invalid_token"` } });
+export const forbidden = (code: string, message: string) => new AppError(403, code, message);
+export const notFound = (code: string, message: string) => new AppError(404, code, message);
+export const conflict = (code: string, message: string) => new AppError(409, code, message);
+export const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+
+export interface ErrorBody {
+  statusCode: number;
+  message: string;
+  error: string;
+}
+
+export function errorBody(statusCode: number, message: string): ErrorBody {
+  return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error' };
+}
+
+/** Fastify's own client errors (bad JSON, media type, size) keep their status and message. */
+function frameworkClientError(error: FastifyError): ErrorBody | null {
+  const status = error.statusCode;
+  if (typeof status !== 'number' || status < 400 || status >= 500) return null;
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return errorBody(415, 'Unsupported media type: send the body as application/json');
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorBody(413, 'Request body is too large');
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return errorBody(400, 'Body is not valid JSON');
+  }
+  return errorBody(status, error.message);
+}
+
+/** "body/payment/amount must be number" -> "payment.amount must be number". */
+function validationMessage(error: FastifyError): string {
+  const first = error.validation?.[0];
+  if (!first) return error.message;
+  const where = error.validationContext ?? 'request';
+  const path = first.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  const params = first.params as Record<string, unknown>;
+  if (first.keyword === 'required') return `${where}: ${path ? `${path}.` : ''}${String(params.missingProperty)} is required`;
+  if (first.keyword === 'additionalProperties') {
+    return `${where}: ${path ? `${path}.` : ''}${String(params.additionalProperty)} is not an allowed property`;
+  }
+  return `${where}: ${path || where} ${first.message ?? 'is invalid'}`;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      if (error.context) request.log.info({ code: error.code, context: error.context }, error.message);
+      if (error.headers) void reply.headers(error.headers);
+      return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message));
+    }
+    if (error.validation) {
+      return reply.status(400).send(errorBody(400, validationMessage(error)));
+    }
+    const client = frameworkClientError(error);
+    if (client) return reply.status(client.statusCode).send(client);
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(errorBody(500, 'Internal server error'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    void reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+}

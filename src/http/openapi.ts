@@ -1,0 +1,31 @@
+import type { SwaggerOptions } from '@fastify/swagger';
+
+export function openApiOptions(): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Pix account API',
+        version: '0.1.0',
+        description:
+          'Instant-payment (Pix) account API: certificate-bound tokens, balances, transfers, charges, refunds, ' +
+          'transaction views and webhooks. Amounts are BRL with 2 decimals. Errors are {statusCode, message, error}.',
+      },
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Token from POST /api/auth/token' },
+          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the operator' },
+        },
+      },
+      tags: [
+        { name: 'Authentication' },
+        { name: 'Balance' },
+        { name: 'Operator', description: 'Provisioning, with ADMIN_TOKEN' },
+        { name: 'Operations' },
+      ],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+  };
+}

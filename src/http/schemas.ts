@@ -1,0 +1,39 @@
+import { Type, type TSchema } from 'typebox';
+
+export const ErrorBodySchema = Type.Object(
+  {
+    statusCode: Type.Integer({ description: 'HTTP status code' }),
+    message: Type.String({ description: 'Human-readable explanation' }),
+    error: Type.String({ description: 'HTTP status name, such as Bad Request' }),
+  },
+  { $id: 'ErrorBody', title: 'Error' },
+);
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Invalid input',
+  401: 'Missing, invalid or expired credentials or token',
+  403: 'Certificate not linked to any account',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Body too large',
+  415: 'Unsupported media type',
+  422: 'Business rule refused the request',
+  429: 'Rate limit exceeded',
+  503: 'Not ready',
+};
+
+/** The error responses of a route, all in the one error shape. */
+export function errorResponses(...statuses: number[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const status of statuses) out[status] = Type.Ref('ErrorBody', { description: ERROR_DESCRIPTIONS[status] ?? 'Error' });
+  return out;
+}
+
+/** An ISO 8601 timestamp on the wire. */
+export const Timestamp = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+
+/** Numeric ids in paths: digits only, within bigint range. */
+export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,17}$', description });
+
+export const BEARER_SECURITY = [{ bearerAuth: [] }];
+export const ADMIN_SECURITY = [{ adminToken: [] }];

@@ -1,0 +1,48 @@
+/**
+ * Money is bigint centavos inside the service. This module is the only place that converts it
+ * to and from the wire: JSON numbers with at most 2 decimals, or 2-decimal strings.
+ */
+
+/** Largest amount accepted from outside: R$ 1 trillion, far below 2^53 centavos. */
+export const MAX_AMOUNT_CENTAVOS = 100_000_000_000_000n;
+
+const DECIMAL = /^(0|[1-9]\d{0,15})(?:\.(\d{1,2}))?$/;
+const DECIMAL_2 = /^(0|[1-9]\d{0,15})\.(\d{2})$/;
+
+/** Parses a decimal string with up to 2 decimals ("12", "12.5", "12.50"); null if malformed. */
+export function parseDecimal(text: string): bigint | null {
+  const match = DECIMAL.exec(text);
+  if (!match) return null;
+  return BigInt(match[1]!) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+}
+
+/** Parses a string with exactly 2 decimals ("12.50"), the format of `cob` and refund values. */
+export function parseDecimal2(text: string): bigint | null {
+  return DECIMAL_2.test(text) ? parseDecimal(text) : null;
+}
+
+/**
+ * Reads a JSON number as centavos. The shortest decimal spelling of a double (String(n)) is the
+ * decimal the client wrote whenever it had at most 2 decimals, so the conversion is exact and
+ * anything with more decimals, an exponent or a sign is refused (null).
+ */
+export function numberToCentavos(value: number): bigint | null {
+  if (!Number.isFinite(value)) return null;
+  return parseDecimal(String(value));
+}
+
+/** Centavos as a decimal string with 2 places: 12345n -> "123.45", -5n -> "-0.05". */
+export function formatCentavos(centavos: bigint): string {
+  const negative = centavos < 0n;
+  const abs = negative ? -centavos : centavos;
+  const text = `${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
+  return negative ? `-${text}` : text;
+}
+
+/**
+ * Centavos as a JSON number (for fields the spec types as number). The number is parsed from
+ * the exact decimal text, so it is the double nearest to it and prints back as that decimal.
+ */
+export function centavosToNumber(centavos: bigint): number {
+  return Number(formatCentavos(centavos));
+}

@@ -1,0 +1,100 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import { runOperatorCommand, OPERATOR_USAGE, UsageError } from './cli.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase, DatabaseInUse, type Database } from './db/client.ts';
+import { migrate } from './db/migrate.ts';
+import { AppError } from './http/errors.ts';
+import { systemClock } from './lib/clock.ts';
+import { ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
+
+const USAGE = `Usage: pix-api <command>
+  serve            start the API (default; migrations run first)
+  migrate          apply database migrations and exit
+${OPERATOR_USAGE}`;
+
+async function open(config: Config): Promise<Database> {
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  await migrate(database.db);
+  return database;
+}
+
+function banner(config: Config, address: string, demo: { created: boolean; demo: DemoCredentials } | null): string {
+  const lines = [`Pix API (${config.mode}) listening on ${address}   docs: ${address}/docs`];
+  lines.push(config.databaseUrl ? 'Database: PostgreSQL (DATABASE_URL)' : `Database: embedded PGlite in ${config.dataDir}/pgdata (sandbox only: it never fsyncs)`);
+  if (config.adminTokenGenerated) lines.push(`ADMIN_TOKEN for /admin/* and /sandbox/* (this run only): ${config.adminToken}`);
+  if (demo) {
+    const d = demo.demo;
+    lines.push(
+      `Demo account ${d.accountId} (branch ${d.branch}, account ${d.accountNumber}), Pix keys: ${d.pixKeys.map((k) => k.key).join(', ')}`,
+      `  clientId:     ${d.clientId}`,
+      demo.created ? `  clientSecret: ${d.clientSecret}` : `  clientSecret: in ${config.dataDir}/demo/credentials.json`,
+      `  certificate:  ${d.certificateFile} (key ${d.privateKeyFile}; URL-encoded for X-SSL-Client-Cert: ${d.urlEncodedCertificateFile})`,
+      `  token:        curl -s -X POST ${address}/api/auth/token -H 'content-type: application/json' \\`,
+      `                  -H "x-ssl-client-cert: $(cat ${d.urlEncodedCertificateFile})" \\`,
+      `                  -d '{"clientId":"${d.clientId}","clientSecret":"<clientSecret>"}'`,
+    );
+  }
+  return lines.join('\n');
+}
+
+async function serve(config: Config): Promise<void> {
+  const database = await open(config);
+  const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, config.dataDir, config.pspIspb) : null;
+  const app = await buildApp({ config, db: database.db, clock: systemClock, logLevel: process.env.LOG_LEVEL ?? 'info' });
+  const address = await app.listen({ port: config.port, host: config.host });
+  process.stdout.write(`${banner(config, address, demo)}\n`);
+  installShutdown(app, database);
+}
+
+function installShutdown(app: FastifyInstance, database: Database): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones');
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    app
+      .close()
+      .then(() => database.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve', ...rest] = argv;
+  if (command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const config = loadConfig();
+  if (command === 'serve') return serve(config);
+  const database = await open(config);
+  try {
+    if (command === 'migrate') {
+      process.stdout.write('migrations applied\n');
+      return;
+    }
+    process.stdout.write(`${await runOperatorCommand(database.db, config, [command, ...rest])}\n`);
+  } finally {
+    await database.close();
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError) process.stderr.write(`Invalid configuration: ${error.message}\n`);
+  else if (error instanceof UsageError || error instanceof DatabaseInUse) process.stderr.write(`${error.message}\n`);
+  else if (error instanceof AppError) process.stderr.write(`Error ${error.statusCode}: ${error.message}\n`);
+  else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+  else process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

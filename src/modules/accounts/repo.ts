@@ -1,0 +1,133 @@
+import type { DbExecutor, Trx } from '../../db/client.ts';
+
+export interface NewAccount {
+  name: string;
+  document: string;
+  documentType: 'CPF' | 'CNPJ';
+  clientId: string;
+  clientSecretHash: string;
+  webhookSecret: string;
+}
+
+export async function insertAccount(trx: Trx, account: NewAccount): Promise<bigint> {
+  const row = await trx
+    .insertInto('accounts')
+    .values({
+      name: account.name,
+      document: account.document,
+      document_type: account.documentType,
+      branch: '0001',
+      // Replaced below, once the id that the number is derived from exists.
+      account_number: `pending-${account.clientId}`,
+      client_id: account.clientId,
+      client_secret_hash: account.clientSecretHash,
+      webhook_secret: account.webhookSecret,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function setAccountNumber(trx: Trx, accountId: bigint, accountNumber: string): Promise<void> {
+  await trx.updateTable('accounts').set({ account_number: accountNumber }).where('id', '=', accountId).execute();
+}
+
+export function findAccount(db: DbExecutor, accountId: bigint) {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'name', 'document', 'document_type', 'branch', 'account_number', 'client_id', 'status'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export function findAccountByClientId(db: DbExecutor, clientId: string) {
+  return db.selectFrom('accounts').select(['id', 'client_secret_hash', 'status']).where('client_id', '=', clientId).executeTakeFirst();
+}
+
+export async function updateClientSecretHash(db: DbExecutor, accountId: bigint, hash: string): Promise<string | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set({ client_secret_hash: hash })
+    .where('id', '=', accountId)
+    .returning('client_id')
+    .executeTakeFirst();
+  return row?.client_id;
+}
+
+export function findCertificate(db: DbExecutor, fingerprint: string) {
+  return db
+    .selectFrom('account_certificates')
+    .select(['account_id', 'fingerprint', 'not_before', 'not_after'])
+    .where('fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+}
+
+export async function insertCertificate(
+  db: DbExecutor,
+  cert: { accountId: bigint; fingerprint: string; subject: string; notBefore: Date; notAfter: Date; pem: string },
+): Promise<boolean> {
+  const result = await db
+    .insertInto('account_certificates')
+    .values({
+      account_id: cert.accountId,
+      fingerprint: cert.fingerprint,
+      subject: cert.subject,
+      not_before: cert.notBefore,
+      not_after: cert.notAfter,
+      pem: cert.pem,
+    })
+    .onConflict((oc) => oc.column('fingerprint').doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+export async function deleteCertificate(db: DbExecutor, accountId: bigint, fingerprint: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('account_certificates')
+    .where('account_id', '=', accountId)
+    .where('fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export function countPixKeys(db: DbExecutor, accountId: bigint) {
+  return db
+    .selectFrom('dict_keys')
+    .select((eb) => eb.fn.countAll<bigint>().as('count'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertOwnPixKey(
+  db: DbExecutor,
+  key: { key: string; type: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP'; accountId: bigint; name: string; document: string; ispb: string; bankName: string; branch: string; accountNumber: string },
+): Promise<boolean> {
+  const result = await db
+    .insertInto('dict_keys')
+    .values({
+      key: key.key,
+      key_type: key.type,
+      account_id: key.accountId,
+      owner_name: key.name,
+      owner_document: key.document,
+      ispb: key.ispb,
+      bank_name: key.bankName,
+      branch: key.branch,
+      account_number: key.accountNumber,
+      behavior: null,
+    })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+}
+
+/** Whether the certificate that a token is bound to is still linked to the token's account. */
+export function findLinkedCertificate(db: DbExecutor, accountId: bigint, fingerprint: string) {
+  return db
+    .selectFrom('account_certificates')
+    .innerJoin('accounts', 'accounts.id', 'account_certificates.account_id')
+    .select(['account_certificates.not_before', 'account_certificates.not_after', 'accounts.status'])
+    .where('account_certificates.account_id', '=', accountId)
+    .where('account_certificates.fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+}

@@ -1,0 +1,80 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.ts';
+import { issueCertificate } from '../../lib/certificate-authority.ts';
+import { cpfCheckDigits } from '../../lib/document.ts';
+import { createAccount, linkCertificate, registerPixKey } from '../accounts/service.ts';
+import { findAccountByClientId } from '../accounts/repo.ts';
+
+export interface DemoCredentials {
+  accountId: number;
+  branch: string;
+  accountNumber: string;
+  clientId: string;
+  clientSecret: string;
+  fingerprint: string;
+  pixKeys: { key: string; type: string }[];
+  certificateFile: string;
+  privateKeyFile: string;
+  urlEncodedCertificateFile: string;
+}
+
+const DEMO_LOCK = 72_620_002;
+export const DEMO_NAME = 'Conta Demo Sandbox';
+export const DEMO_CPF = `123456789${cpfCheckDigits('123456789')}`;
+
+/**
+ * Provisions the sandbox's demo account once per database: an account, a client certificate
+ * and key written to DATA_DIR/demo/, and an EVP and a CPF key in the directory. Returns the
+ * credentials and whether they were created now (the secret is printed only then).
+ */
+export async function ensureDemoAccount(db: Db, dataDir: string, ispb: string): Promise<{ created: boolean; demo: DemoCredentials }> {
+  const dir = join(dataDir, 'demo');
+  const credentialsFile = join(dir, 'credentials.json');
+  if (existsSync(credentialsFile)) {
+    const demo = JSON.parse(readFileSync(credentialsFile, 'utf8')) as DemoCredentials;
+    if (await findAccountByClientId(db, demo.clientId)) return { created: false, demo };
+  }
+  return db.connection().execute(async (conn) => {
+    // Several processes starting on one fresh database provision one demo account.
+    await sql`select pg_advisory_lock(${DEMO_LOCK})`.execute(conn);
+    try {
+      mkdirSync(dir, { recursive: true });
+      // Everything runs on the locked connection (PGlite has only one).
+      const deps = { db: conn, ispb };
+      const account = await createAccount(deps, { name: DEMO_NAME, document: DEMO_CPF });
+      const issued = await issueCertificate({ commonName: `demo-client-${account.accountId}` });
+      const { fingerprint } = await linkCertificate(deps, account.accountId, issued.certPem);
+      const keys = [
+        await registerPixKey(deps, account.accountId, { type: 'evp' }),
+        ...((await cpfKeyTaken(conn)) ? [] : [await registerPixKey(deps, account.accountId, { type: 'cpf' })]),
+      ];
+      const demo: DemoCredentials = {
+        accountId: Number(account.accountId),
+        branch: account.branch,
+        accountNumber: account.accountNumber,
+        clientId: account.clientId,
+        clientSecret: account.clientSecret,
+        fingerprint,
+        pixKeys: keys,
+        certificateFile: join(dir, 'client.crt'),
+        privateKeyFile: join(dir, 'client.key'),
+        urlEncodedCertificateFile: join(dir, 'client.crt.urlencoded'),
+      };
+      writeFileSync(demo.certificateFile, issued.certPem);
+      writeFileSync(demo.privateKeyFile, issued.keyPem, { mode: 0o600 });
+      writeFileSync(demo.urlEncodedCertificateFile, encodeURIComponent(issued.certPem));
+      writeFileSync(credentialsFile, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+      return { created: true, demo };
+    } finally {
+      await sql`select pg_advisory_unlock(${DEMO_LOCK})`.execute(conn);
+    }
+  });
+}
+
+/** The demo CPF key can be held by one account only; a second demo account skips it. */
+async function cpfKeyTaken(db: Db): Promise<boolean> {
+  const row = await db.selectFrom('dict_keys').select('key').where('key', '=', DEMO_CPF).executeTakeFirst();
+  return Boolean(row);
+}
