@@ -26,6 +26,8 @@ export interface AppDeps {
   readonly clock: Clock;
   /** Pino level, or false for no logs (tests). */
   readonly logLevel?: string | false;
+  /** Where logs go (stdout by default); tests capture them to check redaction. */
+  readonly logStream?: NodeJS.WritableStream;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -49,7 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const https = httpsOptions(config);
   const app = Fastify({
     ...(https ? { https } : {}),
-    logger: deps.logLevel === false ? false : loggerOptions(deps.logLevel ?? 'info'),
+    logger:
+      deps.logLevel === false
+        ? false
+        : { ...loggerOptions(deps.logLevel ?? 'info'), ...(deps.logStream ? { stream: deps.logStream } : {}) },
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -1,0 +1,100 @@
+import { randomInt } from 'node:crypto';
+import type { Db } from '../src/db/client.ts';
+import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate-authority.ts';
+import { cnpjCheckDigits, cpfCheckDigits } from '../src/lib/document.ts';
+import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../src/modules/ledger/service.ts';
+import { adminHeaders, type TestApp } from './harness.ts';
+
+export function randomCpf(): string {
+  let base = '';
+  do base = Array.from({ length: 9 }, () => randomInt(10)).join('');
+  while (/^(\d)\1{8}$/.test(base));
+  return base + cpfCheckDigits(base);
+}
+
+const CNPJ_CHARS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+export function randomCnpj(alphanumeric = false): string {
+  const alphabet = alphanumeric ? CNPJ_CHARS : '0123456789';
+  let base = '';
+  do base = Array.from({ length: 12 }, () => alphabet[randomInt(alphabet.length)]).join('');
+  while (/^(\d)\1{11}$/.test(base));
+  return base + cnpjCheckDigits(base);
+}
+
+export interface TestAccount {
+  accountId: number;
+  branch: string;
+  accountNumber: string;
+  clientId: string;
+  clientSecret: string;
+  document: string;
+}
+
+export async function createAccount(t: TestApp, input: { name?: string; document?: string } = {}): Promise<TestAccount> {
+  const document = input.document ?? randomCpf();
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/admin/accounts',
+    headers: adminHeaders,
+    payload: { name: input.name ?? 'Maria Teste', document },
+  });
+  if (res.statusCode !== 201) throw new Error(`create account: ${res.statusCode} ${res.body}`);
+  return { ...res.json<Omit<TestAccount, 'document'>>(), document };
+}
+
+export interface LinkedCertificate extends IssuedCertificate {
+  fingerprint: string;
+  /** The X-SSL-Client-Cert header value. */
+  header: string;
+}
+
+export async function linkCertificate(
+  t: TestApp,
+  accountId: number,
+  options: { notBefore?: Date; notAfter?: Date } = {},
+): Promise<LinkedCertificate> {
+  const issued = await issueCertificate({ commonName: `client-${accountId}`, ...options });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: `/admin/accounts/${accountId}/certificates`,
+    headers: adminHeaders,
+    payload: { pem: issued.certPem },
+  });
+  if (res.statusCode !== 201) throw new Error(`link certificate: ${res.statusCode} ${res.body}`);
+  return { ...issued, fingerprint: res.json<{ fingerprint: string }>().fingerprint, header: encodeURIComponent(issued.certPem) };
+}
+
+export async function requestToken(t: TestApp, account: TestAccount, cert: LinkedCertificate): Promise<string> {
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/auth/token',
+    headers: { 'x-ssl-client-cert': cert.header },
+    payload: { clientId: account.clientId, clientSecret: account.clientSecret },
+  });
+  if (res.statusCode !== 201) throw new Error(`token: ${res.statusCode} ${res.body}`);
+  return res.json<{ access_token: string }>().access_token;
+}
+
+export interface TestClient extends TestAccount {
+  cert: LinkedCertificate;
+  token: string;
+  /** Authorization and certificate headers for account routes. */
+  headers: Record<string, string>;
+}
+
+/** An account with a linked certificate and a fresh token: the usual starting point of a test. */
+export async function createClient(t: TestApp, input: { name?: string; document?: string } = {}): Promise<TestClient> {
+  const account = await createAccount(t, input);
+  const cert = await linkCertificate(t, account.accountId);
+  const token = await requestToken(t, account, cert);
+  return { ...account, cert, token, headers: { authorization: `Bearer ${token}`, 'x-ssl-client-cert': cert.header } };
+}
+
+/** Money arriving from the Pix network, straight through the ledger (for balance tests). */
+export async function creditAccount(db: Db, accountId: number, centavos: bigint): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const holder = await holderLedgerAccountIds(trx, BigInt(accountId));
+    const network = await systemLedgerAccountId(trx, 'pix_network');
+    await post(trx, 'test_credit', null, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+  });
+}

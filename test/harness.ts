@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openDatabase, type Database, type Db } from '../src/db/client.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { ManualClock } from '../src/lib/clock.ts';
+
+/**
+ * Test harness: a fresh database per test file (in-memory PGlite by default; a new database on
+ * the PostgreSQL server of TEST_DATABASE_URL when set), migrated, and the app built on it.
+ */
+export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
+
+export interface TestDatabase {
+  readonly database: Database;
+  readonly db: Db;
+  /** Connection string of the fresh PostgreSQL database (undefined on PGlite). */
+  readonly url: string | undefined;
+  drop(): Promise<void>;
+}
+
+function withDatabase(url: string, name: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${name}`;
+  return parsed.toString();
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.TEST_DATABASE_URL;
+  if (!serverUrl) {
+    const database = await openDatabase({});
+    await migrate(database.db);
+    return { database, db: database.db, url: undefined, drop: () => database.close() };
+  }
+  const name = `pix_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = withDatabase(serverUrl, name);
+  const database = await openDatabase({ url, poolSize: 20 });
+  await migrate(database.db);
+  return {
+    database,
+    db: database.db,
+    url,
+    drop: async () => {
+      await database.close();
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly db: Db;
+  readonly clock: ManualClock;
+  readonly config: Config;
+  readonly testDb: TestDatabase;
+  /** Log lines written by the app, when built with captureLogs. */
+  readonly logs: string[];
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  captureLogs?: boolean;
+  clock?: ManualClock;
+}
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN, PIX_MODE: 'sandbox', SETTLEMENT_DELAY_MS: '0', ...env });
+}
+
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const testDb = await createTestDatabase();
+  const clock = options.clock ?? new ManualClock(new Date());
+  const config = testConfig(options.env);
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const app = await buildApp({
+    config,
+    db: testDb.db,
+    clock,
+    logLevel: options.captureLogs ? 'info' : false,
+    ...(options.captureLogs ? { logStream } : {}),
+  });
+  return {
+    app,
+    db: testDb.db,
+    clock,
+    config,
+    testDb,
+    logs,
+    close: async () => {
+      await app.close();
+      await testDb.drop();
+    },
+  };
+}
+
+export const adminHeaders = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
