@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
+import { openDatabase } from './client.ts';
+import { appliedVersion, LATEST_MIGRATION, migrate } from './migrate.ts';
+import { schemaSnapshot } from './schema-snapshot.ts';
+
+describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
+  let t: TestDatabase;
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(() => t.drop());
+
+  it('parses int8 as bigint, numeric as string and timestamptz as Date, as on the other driver', async () => {
+    const { rows } = await sql<{ big: unknown; small: unknown; num: unknown; at: unknown; count: unknown }>`
+      select 9007199254740993::int8 as big, 42::int8 as small, 12.345::numeric as num,
+             '2026-11-22T12:00:00.123Z'::timestamptz as at, count(*) as count from (values (1), (2)) v(x)`.execute(t.db);
+    const row = rows[0]!;
+    assert.equal(row.big, 9007199254740993n);
+    assert.equal(row.small, 42n);
+    assert.equal(row.num, '12.345');
+    assert.ok(row.at instanceof Date);
+    assert.equal((row.at as Date).toISOString(), '2026-11-22T12:00:00.123Z');
+    assert.equal(row.count, 2n);
+  });
+
+  it('round-trips bigint parameters beyond 2^53 exactly', async () => {
+    const { rows } = await sql<{ v: bigint }>`select ${9007199254740993n}::int8 + 1 as v`.execute(t.db);
+    assert.equal(rows[0]!.v, 9007199254740994n);
+  });
+
+  it('produces exactly the committed schema snapshot (the same on PGlite and PostgreSQL)', async () => {
+    const expected = JSON.parse(readFileSync(new URL('./schema.snapshot.json', import.meta.url), 'utf8'));
+    assert.deepEqual(await schemaSnapshot(t.db), expected);
+  });
+
+  it('records the latest migration and applies nothing on a second run', async () => {
+    assert.equal(await appliedVersion(t.db), LATEST_MIGRATION);
+    assert.deepEqual(await migrate(t.db), []);
+  });
+
+  it('refuses an overdraft in the database itself, not only in code', async () => {
+    const { rows } = await sql<{ id: bigint }>`
+      insert into ledger_accounts (account_id, code) values (null, 'test_guarded') returning id`.execute(t.db);
+    const id = rows[0]!.id;
+    await assert.rejects(sql`update ledger_accounts set balance = balance - 1 where id = ${id}`.execute(t.db), (error: unknown) => {
+      const e = error as { code?: string; message?: string };
+      return e.code === '23514' && Boolean(e.message?.includes('ledger_accounts_no_overdraft'));
+    });
+  });
+
+  it('refuses postings of zero, negative amounts and self-transfers', async () => {
+    const { rows } = await sql<{ id: bigint }>`insert into ledger_transactions (kind) values ('test') returning id`.execute(t.db);
+    const tx = rows[0]!.id;
+    const network = (await sql<{ id: bigint }>`select id from ledger_accounts where code = 'pix_network'`.execute(t.db)).rows[0]!.id;
+    const other = (
+      await sql<{ id: bigint }>`insert into ledger_accounts (account_id, code, allow_negative) values (null, 'test_other', true) returning id`.execute(t.db)
+    ).rows[0]!.id;
+    const insert = (debit: bigint, credit: bigint, amount: bigint) =>
+      sql`insert into postings (ledger_tx_id, debit_account_id, credit_account_id, amount_centavos)
+          values (${tx}, ${debit}, ${credit}, ${amount})`.execute(t.db);
+    await insert(network, other, 1n);
+    for (const amount of [0n, -5n]) {
+      await assert.rejects(insert(network, other, amount), (e: { code?: string }) => e.code === '23514');
+    }
+    await assert.rejects(insert(network, network, 1n), (e: { code?: string }) => e.code === '23514');
+  });
+
+  it('applies migrations once when several processes start together', { skip: !onPostgres && 'PGlite is single-process' }, async () => {
+    // A second fresh database, migrated by three connections pools at once.
+    const fresh = await createEmptyPostgresDatabase();
+    try {
+      const pools = await Promise.all([1, 2, 3].map(() => openDatabase({ url: fresh.url, poolSize: 2 })));
+      const results = await Promise.all(pools.map((p) => migrate(p.db)));
+      assert.equal(results.flat().length, LATEST_MIGRATION);
+      await Promise.all(pools.map((p) => p.close()));
+    } finally {
+      await fresh.drop();
+    }
+  });
+});
+
+async function createEmptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const pg = (await import('pg')).default;
+  const server = process.env.TEST_DATABASE_URL!;
+  const name = `pix_test_migrate_${Date.now()}`;
+  const client = new pg.Client({ connectionString: server });
+  await client.connect();
+  await client.query(`create database ${name}`);
+  await client.end();
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: server });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}

@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { BODY_LIMIT_BYTES } from '../src/app.ts';
+import { createClient, type TestClient } from './factories.ts';
+import { startTestApp, type TestApp } from './harness.ts';
+
+const isErrorBody = (body: unknown, status: number) => {
+  assert.deepEqual(Object.keys(body as object).sort(), ['error', 'message', 'statusCode']);
+  const b = body as { statusCode: number; message: string; error: string };
+  assert.equal(b.statusCode, status);
+  assert.ok(b.message.length > 0);
+  return b;
+};
+
+describe('HTTP plumbing', () => {
+  let t: TestApp;
+  let client: TestClient;
+
+  before(async () => {
+    t = await startTestApp({ captureLogs: true });
+    t.app.get('/test/boom', async () => {
+      throw new Error('database password is hunter2');
+    });
+    client = await createClient(t);
+  });
+  after(() => t.close());
+
+  it('answers an unknown route with 404 in the error shape', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/no/such/route?x=1' });
+    assert.equal(res.statusCode, 404);
+    const body = isErrorBody(res.json(), 404);
+    assert.equal(body.error, 'Not Found');
+    assert.equal(body.message, 'Route GET /no/such/route not found');
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"clientId": "a",',
+    });
+    assert.equal(res.statusCode, 400);
+    assert.equal(isErrorBody(res.json(), 400).error, 'Bad Request');
+  });
+
+  it('answers an empty JSON body with 400', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': 'application/json' }, payload: '' });
+    assert.equal(res.statusCode, 400);
+    isErrorBody(res.json(), 400);
+  });
+
+  it('answers an oversized body with 413', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ clientId: 'x'.repeat(BODY_LIMIT_BYTES), clientSecret: 'y' }),
+    });
+    assert.equal(res.statusCode, 413);
+    assert.equal(isErrorBody(res.json(), 413).error, 'Payload Too Large');
+  });
+
+  it('answers a body that is not JSON with 415', async () => {
+    for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': type }, payload: 'clientId=a' });
+      assert.equal(res.statusCode, 415, type);
+      assert.equal(isErrorBody(res.json(), 415).error, 'Unsupported Media Type');
+    }
+  });
+
+  it('names the field in validation errors', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/admin/accounts',
+      headers: { authorization: 'Bearer test-admin-token-0123456789' },
+      payload: { name: 'Ana', document: 12345678909 },
+    });
+    assert.equal(res.statusCode, 400);
+    assert.match(isErrorBody(res.json(), 400).message, /document/);
+  });
+
+  it('hides an unexpected error behind a generic 500 and logs its stack', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/test/boom' });
+    assert.equal(res.statusCode, 500);
+    const body = isErrorBody(res.json(), 500);
+    assert.equal(body.message, 'Internal server error');
+    assert.doesNotMatch(res.body, /hunter2/);
+    const logged = t.logs.map((l) => JSON.parse(l) as { msg?: string; err?: { stack?: string } }).find((l) => l.msg === 'unhandled error');
+    assert.ok(logged?.err?.stack?.includes('hunter2'), 'the stack is logged for the operator');
+  });
+
+  it('gives every answer a request id, echoing a sane x-request-id', async () => {
+    const own = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'trace-abc_123' } });
+    assert.equal(own.headers['x-request-id'], 'trace-abc_123');
+    const generated = await t.app.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad id\u0001<script>' } });
+    assert.match(String(generated.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    const error = await t.app.inject({ method: 'GET', url: '/nowhere' });
+    assert.match(String(error.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  });
+
+  it('never logs tokens, secrets, certificates or documents', async () => {
+    await t.app.inject({ method: 'GET', url: '/balance', headers: client.headers });
+    await t.app.inject({ method: 'GET', url: `/api/pix/transactions/pix-key/${client.document}` });
+    await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'x-ssl-client-cert': client.cert.header },
+      payload: { clientId: client.clientId, clientSecret: client.clientSecret },
+    });
+    const all = t.logs.join('\n');
+    assert.ok(all.length > 0);
+    assert.ok(!all.includes(client.token), 'token');
+    assert.ok(!all.includes(client.token.split('.')[2]!), 'token signature');
+    assert.ok(!all.includes(client.clientSecret), 'client secret');
+    assert.ok(!all.includes(client.cert.header.slice(60, 120)), 'certificate');
+    assert.ok(!all.includes(client.document), 'document');
+  });
+
+  it('serves the OpenAPI document and the docs page', async () => {
+    const json = await t.app.inject({ method: 'GET', url: '/docs/json' });
+    assert.equal(json.statusCode, 200);
+    const doc = json.json<{ openapi: string; paths: Record<string, unknown> }>();
+    assert.equal(doc.openapi, '3.1.0');
+    for (const path of ['/api/auth/token', '/oauth/token', '/accounts/balances', '/balance', '/admin/accounts']) {
+      assert.ok(doc.paths[path], path);
+    }
+    const page = await t.app.inject({ method: 'GET', url: '/docs/' });
+    assert.equal(page.statusCode, 200);
+    assert.match(page.body, /swagger/i);
+  });
+
+  it('reports liveness and readiness', async () => {
+    const health = await t.app.inject({ method: 'GET', url: '/health' });
+    assert.deepEqual([health.statusCode, health.json()], [200, { status: 'ok' }]);
+    const ready = await t.app.inject({ method: 'GET', url: '/ready' });
+    assert.equal(ready.statusCode, 200);
+    assert.equal(ready.json().status, 'ready');
+  });
+});
