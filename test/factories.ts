@@ -6,19 +6,19 @@ import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../src/modu
 import { adminHeaders, type TestApp } from './harness.ts';
 
 export function randomCpf(): string {
-  let base = '';
-  do base = Array.from({ length: 9 }, () => randomInt(10)).join('');
-  while (/^(\d)\1{8}$/.test(base));
-  return base + cpfCheckDigits(base);
+  for (;;) {
+    const base = Array.from({ length: 9 }, () => randomInt(10)).join('');
+    if (!/^(\d)\1{8}$/.test(base)) return base + cpfCheckDigits(base);
+  }
 }
 
 const CNPJ_CHARS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 export function randomCnpj(alphanumeric = false): string {
   const alphabet = alphanumeric ? CNPJ_CHARS : '0123456789';
-  let base = '';
-  do base = Array.from({ length: 12 }, () => alphabet[randomInt(alphabet.length)]).join('');
-  while (/^(\d)\1{11}$/.test(base));
-  return base + cnpjCheckDigits(base);
+  for (;;) {
+    const base = Array.from({ length: 12 }, () => alphabet[randomInt(alphabet.length)]).join('');
+    if (!/^(\d)\1{11}$/.test(base)) return base + cnpjCheckDigits(base);
+  }
 }
 
 export interface TestAccount {
