@@ -31,8 +31,7 @@ function banner(config: Config, address: string, demo: { created: boolean; demo:
       demo.created ? `  clientSecret: ${d.clientSecret}` : `  clientSecret: in ${config.dataDir}/demo/credentials.json`,
       `  certificate:  ${d.certificateFile} (key ${d.privateKeyFile}; URL-encoded for X-SSL-Client-Cert: ${d.urlEncodedCertificateFile})`,
       `  token:        curl -s -X POST ${address}/api/auth/token -H 'content-type: application/json' \\`,
-      `                  -H "x-ssl-client-cert: $(cat ${d.urlEncodedCertificateFile})" \\`,
-      `                  -d '{"clientId":"${d.clientId}","clientSecret":"<clientSecret>"}'`,
+      `                  -H "x-ssl-client-cert: $(cat ${d.urlEncodedCertificateFile})" -d @${d.tokenRequestFile}`,
     );
   }
   return lines.join('\n');

@@ -18,6 +18,8 @@ export interface DemoCredentials {
   certificateFile: string;
   privateKeyFile: string;
   urlEncodedCertificateFile: string;
+  /** The body of POST /api/auth/token, for `curl -d @file`. */
+  tokenRequestFile: string;
 }
 
 const DEMO_LOCK = 72_620_002;
@@ -61,10 +63,12 @@ export async function ensureDemoAccount(db: Db, dataDir: string, ispb: string): 
         certificateFile: join(dir, 'client.crt'),
         privateKeyFile: join(dir, 'client.key'),
         urlEncodedCertificateFile: join(dir, 'client.crt.urlencoded'),
+        tokenRequestFile: join(dir, 'token-request.json'),
       };
       writeFileSync(demo.certificateFile, issued.certPem);
       writeFileSync(demo.privateKeyFile, issued.keyPem, { mode: 0o600 });
       writeFileSync(demo.urlEncodedCertificateFile, encodeURIComponent(issued.certPem));
+      writeFileSync(demo.tokenRequestFile, JSON.stringify({ clientId: demo.clientId, clientSecret: demo.clientSecret }), { mode: 0o600 });
       writeFileSync(credentialsFile, `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
       return { created: true, demo };
     } finally {
