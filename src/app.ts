@@ -16,6 +16,7 @@ import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
@@ -79,6 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   const tokens = new TokenService(db, clock);
+  // Computed now, so the first unknown client id costs what every later one does.
+  await decoyHash();
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
 
   await app.register(healthRoutes({ db }));

@@ -28,24 +28,43 @@ function accountId(values: Record<string, string | undefined>): bigint {
   return BigInt(raw);
 }
 
+const OPTIONS = {
+  name: { type: 'string' },
+  document: { type: 'string' },
+  account: { type: 'string' },
+  'pem-file': { type: 'string' },
+  fingerprint: { type: 'string' },
+  type: { type: 'string' },
+  key: { type: 'string' },
+} as const;
+
+/** parseArgs reports an unknown option, a stray argument or a missing value as a TypeError: bad usage. */
+function parseOptions(args: string[]): Record<string, string | undefined> {
+  try {
+    return parseArgs({ args, options: OPTIONS, strict: true }).values;
+  } catch (error) {
+    if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
+      throw new UsageError(`${(error as Error).message}\n${OPERATOR_USAGE}`);
+    }
+    throw error;
+  }
+}
+
+function readPemFile(values: Record<string, string | undefined>): string {
+  const file = required(values, 'pem-file');
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--pem-file ${file} cannot be read: ${(error as Error).message}`);
+  }
+}
+
 const jsonReplacer = (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value);
 
 /** Runs one operator command and returns what it prints (JSON). */
 export async function runOperatorCommand(db: Db, config: Config, args: string[]): Promise<string> {
   const [group, action, ...rest] = args;
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      name: { type: 'string' },
-      document: { type: 'string' },
-      account: { type: 'string' },
-      'pem-file': { type: 'string' },
-      fingerprint: { type: 'string' },
-      type: { type: 'string' },
-      key: { type: 'string' },
-    },
-    strict: true,
-  });
+  const values = parseOptions(rest);
   const deps = { db, ispb: config.pspIspb };
   let result: unknown;
   switch (`${group} ${action}`) {
@@ -53,7 +72,7 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
       result = await createAccount(deps, { name: required(values, 'name'), document: required(values, 'document') });
       break;
     case 'certificates link':
-      result = await linkCertificate(deps, accountId(values), readFileSync(required(values, 'pem-file'), 'utf8'));
+      result = await linkCertificate(deps, accountId(values), readPemFile(values));
       break;
     case 'certificates unlink':
       await unlinkCertificate(deps, accountId(values), required(values, 'fingerprint'));

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { randomToken } from './lib/ids.ts';
 
@@ -31,11 +31,14 @@ function fail(variable: string, problem: string): never {
   throw new ConfigError(`${variable} ${problem}`);
 }
 
+/** Quotes a raw value for a message; JSON escapes keep a value with a newline on one line. */
+const quote = (raw: string): string => JSON.stringify(raw);
+
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    fail(name, `must be an integer from ${min} to ${max} (got "${raw}")`);
+    fail(name, `must be an integer from ${min} to ${max} (got ${quote(raw)})`);
   }
   return Number(raw);
 }
@@ -45,7 +48,7 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  return fail(name, `must be true or false (got "${raw}")`);
+  return fail(name, `must be true or false (got ${quote(raw)})`);
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -61,10 +64,19 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+/** A directory passes an existence check but fails later, far from the variable's name. */
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function file(env: Env, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
-  if (!existsSync(raw)) fail(name, `names a file that does not exist: ${raw}`);
+  if (!isFile(raw)) fail(name, `must name an existing file (got ${quote(raw)})`);
   return raw;
 }
 
@@ -72,14 +84,14 @@ function proxies(env: Env): string[] {
   const raw = env.TRUSTED_PROXIES ?? '127.0.0.1,::1';
   const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
   for (const address of list) {
-    if (!isIP(address)) fail('TRUSTED_PROXIES', `must be a comma-separated list of IP addresses (got "${address}")`);
+    if (!isIP(address)) fail('TRUSTED_PROXIES', `must be a comma-separated list of IP addresses (got ${quote(address)})`);
   }
   return list;
 }
 
 export function loadConfig(env: Env = process.env): Config {
   const mode = env.PIX_MODE ?? 'sandbox';
-  if (mode !== 'sandbox' && mode !== 'production') fail('PIX_MODE', `must be sandbox or production (got "${mode}")`);
+  if (mode !== 'sandbox' && mode !== 'production') fail('PIX_MODE', `must be sandbox or production (got ${quote(mode)})`);
   const production = mode === 'production';
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
   if (production && !databaseUrl) {
@@ -91,9 +103,9 @@ export function loadConfig(env: Env = process.env): Config {
     fail('ADMIN_TOKEN', 'must be at least 16 characters');
   }
   const ispb = env.PSP_ISPB ?? '99999999';
-  if (!/^\d{8}$/.test(ispb)) fail('PSP_ISPB', `must be 8 digits (got "${ispb}")`);
+  if (!/^\d{8}$/.test(ispb)) fail('PSP_ISPB', `must be 8 digits (got ${quote(ispb)})`);
   const host = env.HOST || (production ? '0.0.0.0' : '127.0.0.1');
-  if (!isIP(host) && host !== 'localhost') fail('HOST', `must be an IP address or localhost (got "${host}")`);
+  if (!isIP(host) && host !== 'localhost') fail('HOST', `must be an IP address or localhost (got ${quote(host)})`);
   const certFile = file(env, 'TLS_CERT_FILE');
   const keyFile = file(env, 'TLS_KEY_FILE');
   if (Boolean(certFile) !== Boolean(keyFile)) fail(certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE', 'must be set together with the other TLS file');

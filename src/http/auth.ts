@@ -38,7 +38,9 @@ export interface AuthDeps {
 export function accountAuthentication(deps: AuthDeps) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request);
-    if (token === null) throw unauthorized('TOKEN_MISSING', 'Missing access token: send Authorization: Bearer <token>');
+    if (token === null) {
+      throw unauthorized('TOKEN_MISSING', 'Missing access token: send Authorization: Bearer <token>', 'Bearer realm="pix-api"');
+    }
     if (token === '') throw unauthorized('TOKEN_MALFORMED', 'Authorization header must be Bearer <token>');
     let claims;
     try {

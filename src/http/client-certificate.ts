@@ -38,6 +38,8 @@ export function presentedCertificate(request: FastifyRequest, trust: Certificate
       }
       return { kind: 'present', certificate: fromX509(peer) };
     }
+    // We terminate TLS ourselves: the peer is the client, never a proxy, so a header is no proof.
+    return { kind: 'absent', reason: 'A client certificate is required in the TLS handshake' };
   }
   const raw = request.headers[CERT_HEADER];
   if (raw === undefined || raw === '') return { kind: 'absent', reason: 'X-SSL-Client-Cert header is required' };

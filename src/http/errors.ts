@@ -28,8 +28,9 @@ export class AppError extends Error {
 }
 
 export const badRequest = (code: string, message: string) => new AppError(400, code, message);
-export const unauthorized = (code: string, message: string) =>
-  new AppError(401, code, message, { headers: { 'www-authenticate': `Bearer error="invalid_token"` } });
+/** 401 with the RFC 6750 challenge; no error code when no token was sent at all. */
+export const unauthorized = (code: string, message: string, challenge = 'Bearer realm="pix-api", error="invalid_token"') =>
+  new AppError(401, code, message, { headers: { 'www-authenticate': challenge } });
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const notFound = (code: string, message: string) => new AppError(404, code, message);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);

@@ -1,4 +1,5 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { assert } from './assert.ts';
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -19,7 +20,12 @@ function minuteStamp(at: Date): string {
  * (8 digits), `yyyyMMddHHmm` in UTC and 11 random alphanumerics.
  */
 export function pixIdentifier(prefix: 'E' | 'D', ispb: string, at: Date): string {
-  return `${prefix}${ispb}${minuteStamp(at)}${randomAlphanumeric(11)}`;
+  // The ISPB is not always our own (an incoming PIX carries the payer's), and years past 9999
+  // print as "+010000-...": either would otherwise yield an id of the wrong shape, silently.
+  assert(/^\d{8}$/.test(ispb), `ISPB must be 8 digits (got ${JSON.stringify(ispb)})`);
+  const stamp = minuteStamp(at);
+  assert(/^\d{12}$/.test(stamp), `date out of range for a Pix identifier: ${stamp}`);
+  return `${prefix}${ispb}${stamp}${randomAlphanumeric(11)}`;
 }
 
 export const PIX_IDENTIFIER = /^[a-zA-Z0-9]{32}$/;

@@ -9,11 +9,15 @@ export const MAX_AMOUNT_CENTAVOS = 100_000_000_000_000n;
 const DECIMAL = /^(0|[1-9]\d{0,15})(?:\.(\d{1,2}))?$/;
 const DECIMAL_2 = /^(0|[1-9]\d{0,15})\.(\d{2})$/;
 
-/** Parses a decimal string with up to 2 decimals ("12", "12.5", "12.50"); null if malformed. */
+/**
+ * Parses a decimal string with up to 2 decimals ("12", "12.5", "12.50"); null if malformed or
+ * above MAX_AMOUNT_CENTAVOS, so no amount from outside can exceed the limit.
+ */
 export function parseDecimal(text: string): bigint | null {
   const match = DECIMAL.exec(text);
   if (!match) return null;
-  return BigInt(match[1]!) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+  const centavos = BigInt(match[1]!) * 100n + BigInt((match[2] ?? '').padEnd(2, '0'));
+  return centavos <= MAX_AMOUNT_CENTAVOS ? centavos : null;
 }
 
 /** Parses a string with exactly 2 decimals ("12.50"), the format of `cob` and refund values. */
@@ -23,11 +27,14 @@ export function parseDecimal2(text: string): bigint | null {
 
 /**
  * Reads a JSON number as centavos. The shortest decimal spelling of a double (String(n)) is the
- * decimal the client wrote whenever it had at most 2 decimals, so the conversion is exact and
- * anything with more decimals, an exponent or a sign is refused (null).
+ * decimal the client wrote whenever it had at most 2 decimals and at most 15 significant digits,
+ * so the conversion is exact up to MAX_AMOUNT_CENTAVOS (15 digits); anything larger (where
+ * 1000000000000000.01 already reads back as 1000000000000000), with more decimals, an exponent
+ * or a sign is refused (null).
  */
 export function numberToCentavos(value: number): bigint | null {
-  if (!Number.isFinite(value)) return null;
+  // String(-0) is "0": the sign of a JSON "-0" or "-0.00" would otherwise slip through.
+  if (!Number.isFinite(value) || Object.is(value, -0)) return null;
   return parseDecimal(String(value));
 }
 

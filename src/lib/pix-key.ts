@@ -31,8 +31,9 @@ export function isValidPixKey(type: PixKeyType, key: string): boolean {
  */
 export function detectPixKeyType(key: string): PixKeyType | null {
   if (key.length === 0 || key.length > PIX_KEY_MAX_LENGTH) return null;
-  if (key.startsWith('+')) return PHONE.test(key) ? 'PHONE' : null;
+  // '@' first: an e-mail may start with '+' ("+news@example.com"), a phone never has an '@'.
   if (key.includes('@')) return EMAIL.test(key) ? 'EMAIL' : null;
+  if (key.startsWith('+')) return PHONE.test(key) ? 'PHONE' : null;
   if (EVP.test(key)) return 'EVP';
   if (isValidCpf(key)) return 'CPF';
   if (isValidCnpj(key)) return 'CNPJ';

@@ -30,7 +30,8 @@ CREATE TABLE account_certificates (
 );
 CREATE INDEX account_certificates_account_idx ON account_certificates (account_id);
 
--- JWT signing keys, shared by every process on the database; the newest active one signs.
+-- JWT signing keys, shared by every process on the database; every process signs with the
+-- oldest active key, so they agree.
 CREATE TABLE signing_keys (
   kid          text        PRIMARY KEY,
   algorithm    text        NOT NULL,
@@ -103,7 +104,7 @@ CREATE TABLE transactions (
   amount_centavos         bigint      NOT NULL CHECK (amount_centavos > 0),
   fee_centavos            bigint      NOT NULL DEFAULT 0 CHECK (fee_centavos >= 0),
   external_id             text,
-  end_to_end_id           text        UNIQUE,
+  end_to_end_id           text,
   idempotency_key         text,
   pix_key                 text,
   txid                    text,
@@ -126,6 +127,9 @@ CREATE TABLE transactions (
   processed_at            timestamptz
 );
 CREATE UNIQUE INDEX transactions_account_external_idx ON transactions (account_id, external_id) WHERE external_id IS NOT NULL AND type = 'WITHDRAW';
+-- Both sides of an internal transfer carry the same end-to-end id, one row per account.
+CREATE UNIQUE INDEX transactions_account_e2e_idx ON transactions (account_id, end_to_end_id) WHERE end_to_end_id IS NOT NULL;
+CREATE INDEX transactions_e2e_idx ON transactions (end_to_end_id);
 CREATE INDEX transactions_account_created_idx ON transactions (account_id, created_at DESC, id DESC);
 CREATE INDEX transactions_account_external_lookup_idx ON transactions (account_id, external_id);
 CREATE INDEX transactions_account_pix_key_idx ON transactions (account_id, pix_key, created_at DESC, id DESC);

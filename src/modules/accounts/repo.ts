@@ -90,6 +90,11 @@ export async function deleteCertificate(db: DbExecutor, accountId: bigint, finge
   return result.numDeletedRows > 0n;
 }
 
+/** Locks the account row until the transaction ends: serializes changes to its Pix keys. */
+export async function lockAccount(trx: Trx, accountId: bigint): Promise<void> {
+  await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+}
+
 export function countPixKeys(db: DbExecutor, accountId: bigint) {
   return db
     .selectFrom('dict_keys')

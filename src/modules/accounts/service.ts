@@ -110,28 +110,34 @@ function keyFor(type: PixKeyType, given: string | undefined, account: { document
 }
 
 export async function registerPixKey(deps: AccountsDeps, accountId: bigint, input: { type: string; key?: string | undefined }) {
-  const type = KEY_TYPES[input.type];
+  // Own properties only: "toString" or "__proto__" must not resolve to Object.prototype members.
+  const type = Object.hasOwn(KEY_TYPES, input.type) ? KEY_TYPES[input.type] : undefined;
   if (!type) throw badRequest('INVALID_PIX_KEY_TYPE', 'type must be cpf, cnpj, email, phone or evp');
   const account = await requireAccount(deps, accountId);
   const key = keyFor(type, input.key, account);
   if (!isValidPixKey(type, key)) throw badRequest('INVALID_PIX_KEY', `key is not a valid ${type.toLowerCase()} key`);
-  const { count } = await repo.countPixKeys(deps.db, accountId);
-  if (count >= BigInt(MAX_PIX_KEYS_PER_ACCOUNT)) {
-    throw unprocessable('PIX_KEY_LIMIT', `An account holds at most ${MAX_PIX_KEYS_PER_ACCOUNT} Pix keys`);
-  }
-  const inserted = await repo.insertOwnPixKey(deps.db, {
-    key,
-    type,
-    accountId,
-    name: account.name,
-    document: account.document,
-    ispb: deps.ispb,
-    bankName: INSTITUTION_NAME,
-    branch: account.branch,
-    accountNumber: account.account_number,
+  // Count and insert under a lock on the account row: otherwise concurrent registrations all
+  // see the same count and together pass the limit.
+  return deps.db.transaction().execute(async (trx) => {
+    await repo.lockAccount(trx, accountId);
+    const { count } = await repo.countPixKeys(trx, accountId);
+    if (count >= BigInt(MAX_PIX_KEYS_PER_ACCOUNT)) {
+      throw unprocessable('PIX_KEY_LIMIT', `An account holds at most ${MAX_PIX_KEYS_PER_ACCOUNT} Pix keys`);
+    }
+    const inserted = await repo.insertOwnPixKey(trx, {
+      key,
+      type,
+      accountId,
+      name: account.name,
+      document: account.document,
+      ispb: deps.ispb,
+      bankName: INSTITUTION_NAME,
+      branch: account.branch,
+      accountNumber: account.account_number,
+    });
+    if (!inserted) throw conflict('PIX_KEY_EXISTS', 'This key is already registered in the directory');
+    return { key, type: type.toLowerCase() };
   });
-  if (!inserted) throw conflict('PIX_KEY_EXISTS', 'This key is already registered in the directory');
-  return { key, type: type.toLowerCase() };
 }
 
 export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) {

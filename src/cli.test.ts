@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { randomCpf } from '../test/factories.ts';
+import { startTestApp, type TestApp } from '../test/harness.ts';
+import { runOperatorCommand, UsageError } from './cli.ts';
+import { AppError } from './http/errors.ts';
+import { issueCertificate, type IssuedCertificate } from './lib/certificate-authority.ts';
+import { accountNumberFor } from './modules/accounts/service.ts';
+
+interface Created {
+  accountId: number;
+  branch: string;
+  accountNumber: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+describe('operator CLI (runOperatorCommand)', () => {
+  let t: TestApp;
+  let dir: string;
+  let cert: IssuedCertificate;
+  let pemFile: string;
+  let created: Created;
+  let fingerprint: string;
+
+  /** Runs a command and parses what it prints. */
+  async function run<T>(...args: string[]): Promise<T> {
+    const out = await runOperatorCommand(t.db, t.config, args);
+    assert.equal(typeof out, 'string');
+    return JSON.parse(out) as T;
+  }
+
+  function token(clientSecret: string, certificate: IssuedCertificate = cert) {
+    return t.app.inject({
+      method: 'POST',
+      url: '/api/auth/token',
+      headers: { 'x-ssl-client-cert': encodeURIComponent(certificate.certPem) },
+      payload: { clientId: created.clientId, clientSecret },
+    });
+  }
+
+  before(async () => {
+    t = await startTestApp();
+    dir = mkdtempSync(join(tmpdir(), 'pix-cli-test-'));
+    cert = await issueCertificate({ commonName: 'cli-client' });
+    pemFile = join(dir, 'client.pem');
+    writeFileSync(pemFile, cert.certPem);
+  });
+  after(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await t?.close();
+  });
+
+  it('accounts create prints the account and its credentials as JSON', async () => {
+    const document = randomCpf();
+    const punctuated = `${document.slice(0, 3)}.${document.slice(3, 6)}.${document.slice(6, 9)}-${document.slice(9)}`;
+    const out = await runOperatorCommand(t.db, t.config, ['accounts', 'create', '--name', 'Cli Titular', '--document', punctuated]);
+    created = JSON.parse(out) as Created;
+    assert.deepEqual(Object.keys(created).sort(), ['accountId', 'accountNumber', 'branch', 'clientId', 'clientSecret']);
+    assert.equal(typeof created.accountId, 'number');
+    assert.equal(created.branch, '0001');
+    assert.equal(created.accountNumber, accountNumberFor(BigInt(created.accountId)));
+    assert.match(created.clientId, /^pix_/);
+    assert.equal(typeof created.clientSecret, 'string');
+    const row = await t.db.selectFrom('accounts').select(['name', 'document', 'client_id']).where('id', '=', BigInt(created.accountId)).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { name: 'Cli Titular', document, client_id: created.clientId });
+  });
+
+  it('certificates link reads the PEM file; the account then gets a token over HTTP', async () => {
+    const linked = await run<{ fingerprint: string }>('certificates', 'link', '--account', String(created.accountId), '--pem-file', pemFile);
+    fingerprint = createHash('sha256').update(Buffer.from(cert.cert.rawData)).digest('hex');
+    assert.deepEqual(linked, { fingerprint });
+    // Linking again is harmless.
+    assert.deepEqual(await run('certificates', 'link', '--account', String(created.accountId), '--pem-file', pemFile), { fingerprint });
+
+    const res = await token(created.clientSecret);
+    assert.equal(res.statusCode, 201, res.body);
+    const accessToken = res.json<{ access_token: string }>().access_token;
+    const balance = await t.app.inject({
+      method: 'GET',
+      url: '/balance',
+      headers: { authorization: `Bearer ${accessToken}`, 'x-ssl-client-cert': encodeURIComponent(cert.certPem) },
+    });
+    assert.equal(balance.statusCode, 200, balance.body);
+    assert.equal(balance.json().netBalance, 0);
+  });
+
+  it('pix-keys add registers evp, email and the holder cpf in the directory', async () => {
+    const account = String(created.accountId);
+    const evp = await run<{ key: string; type: string }>('pix-keys', 'add', '--account', account, '--type', 'evp');
+    assert.equal(evp.type, 'evp');
+    assert.match(evp.key, EVP);
+    assert.deepEqual(await run('pix-keys', 'add', '--account', account, '--type', 'email', '--key', 'Cli@Example.com'), { key: 'cli@example.com', type: 'email' });
+    const holder = await t.db.selectFrom('accounts').select('document').where('id', '=', BigInt(created.accountId)).executeTakeFirstOrThrow();
+    assert.deepEqual(await run('pix-keys', 'add', '--account', account, '--type', 'cpf'), { key: holder.document, type: 'cpf' });
+
+    const rows = await t.db.selectFrom('dict_keys').select(['key', 'key_type', 'account_id', 'ispb']).where('account_id', '=', BigInt(created.accountId)).orderBy('key').execute();
+    assert.deepEqual(
+      rows,
+      [
+        { key: evp.key, key_type: 'EVP', account_id: BigInt(created.accountId), ispb: t.config.pspIspb },
+        { key: 'cli@example.com', key_type: 'EMAIL', account_id: BigInt(created.accountId), ispb: t.config.pspIspb },
+        { key: holder.document, key_type: 'CPF', account_id: BigInt(created.accountId), ispb: t.config.pspIspb },
+      ].sort((x, y) => (x.key < y.key ? -1 : 1)),
+    );
+  });
+
+  it('client-secret rotate prints new credentials; only the new secret works over HTTP', async () => {
+    const rotated = await run<{ clientId: string; clientSecret: string }>('client-secret', 'rotate', '--account', String(created.accountId));
+    assert.deepEqual(Object.keys(rotated).sort(), ['clientId', 'clientSecret']);
+    assert.equal(rotated.clientId, created.clientId);
+    assert.notEqual(rotated.clientSecret, created.clientSecret);
+    assert.equal((await token(created.clientSecret)).statusCode, 401);
+    assert.equal((await token(rotated.clientSecret)).statusCode, 201);
+    created = { ...created, clientSecret: rotated.clientSecret };
+  });
+
+  it('certificates unlink removes the link; the certificate no longer gets a token', async () => {
+    const account = String(created.accountId);
+    assert.deepEqual(await run('certificates', 'unlink', '--account', account, '--fingerprint', fingerprint), { unlinked: fingerprint });
+    assert.equal((await t.db.selectFrom('account_certificates').select('id').where('fingerprint', '=', fingerprint).execute()).length, 0);
+    assert.equal((await token(created.clientSecret)).statusCode, 403);
+    await assert.rejects(run('certificates', 'unlink', '--account', account, '--fingerprint', fingerprint), (e: unknown) => e instanceof AppError && e.statusCode === 404);
+  });
+
+  it('bad usage throws UsageError and changes nothing', async () => {
+    const accountsBefore = (await t.db.selectFrom('accounts').select('id').execute()).length;
+    const account = String(created.accountId);
+    const cases: [string[], RegExp][] = [
+      [[], /unknown command/],
+      [['accounts'], /unknown command/],
+      [['accounts', 'delete', '--account', account], /unknown command/],
+      [['keys', 'add'], /unknown command/],
+      [['accounts', 'create', '--name', 'Sem Documento'], /--document is required/],
+      [['accounts', 'create', '--document', randomCpf()], /--name is required/],
+      [['accounts', 'create', '--name', '', '--document', randomCpf()], /--name is required/],
+      [['accounts', 'create', '--name', 'X', '--document', randomCpf(), '--bogus', '1'], /bogus/],
+      [['accounts', 'create', '--name', 'X', '--document', randomCpf(), 'stray'], /stray/],
+      [['accounts', 'create', '--document', randomCpf(), '--name'], /--name/],
+      [['certificates', 'link', '--account', account], /--pem-file is required/],
+      [['certificates', 'link', '--account', account, '--pem-file', join(dir, 'missing.pem')], /missing\.pem/],
+      [['certificates', 'link', '--pem-file', pemFile], /--account is required/],
+      [['certificates', 'unlink', '--account', account], /--fingerprint is required/],
+      [['pix-keys', 'add', '--account', account], /--type is required/],
+      [['pix-keys', 'add', '--account', 'abc', '--type', 'evp'], /--account must be a numeric/],
+      [['pix-keys', 'add', '--account', '0', '--type', 'evp'], /--account must be a numeric/],
+      [['client-secret', 'rotate'], /--account is required/],
+      [['client-secret', 'rotate', '--account', '-1'], /--account/],
+    ];
+    for (const [args, message] of cases) {
+      await assert.rejects(runOperatorCommand(t.db, t.config, args), (e: unknown) => {
+        assert.ok(e instanceof UsageError, `${args.join(' ')}: ${String(e)}`);
+        assert.match(e.message, message, args.join(' '));
+        return true;
+      });
+    }
+    assert.equal((await t.db.selectFrom('accounts').select('id').execute()).length, accountsBefore);
+  });
+
+  it('rules of the operation itself are AppErrors with the API status', async () => {
+    const account = String(created.accountId);
+    const cases: [string[], number][] = [
+      [['accounts', 'create', '--name', 'Digito', '--document', '12345678900'], 400],
+      [['pix-keys', 'add', '--account', account, '--type', 'iban', '--key', 'x'], 400],
+      [['pix-keys', 'add', '--account', account, '--type', 'toString'], 400],
+      [['pix-keys', 'add', '--account', account, '--type', '__proto__', '--key', 'x'], 400],
+      [['pix-keys', 'add', '--account', account, '--type', 'email', '--key', 'cli@example.com'], 409],
+      [['pix-keys', 'add', '--account', '987654321', '--type', 'evp'], 404],
+      [['client-secret', 'rotate', '--account', '987654321'], 404],
+      [['certificates', 'link', '--account', '987654321', '--pem-file', pemFile], 404],
+    ];
+    const badPem = join(dir, 'bad.pem');
+    writeFileSync(badPem, cert.keyPem);
+    cases.push([['certificates', 'link', '--account', account, '--pem-file', badPem], 400]);
+    for (const [args, status] of cases) {
+      await assert.rejects(runOperatorCommand(t.db, t.config, args), (e: unknown) => {
+        assert.ok(e instanceof AppError, `${args.join(' ')}: ${String(e)}`);
+        assert.equal(e.statusCode, status, args.join(' '));
+        return true;
+      });
+    }
+  });
+});

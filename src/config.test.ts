@@ -1,0 +1,249 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { ConfigError, loadConfig } from './config.ts';
+
+type Env = Record<string, string | undefined>;
+
+/** Files that exist (this test file) and do not, for the *_FILE variables. */
+const EXISTING_FILE = import.meta.filename;
+const DIRECTORY = import.meta.dirname;
+const MISSING_FILE = join(import.meta.dirname, `missing-${randomUUID()}.pem`);
+
+const PRODUCTION: Env = {
+  PIX_MODE: 'production',
+  DATABASE_URL: 'postgres://pix:secret@db.internal:5432/pix',
+  ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789',
+};
+
+/** Runs loadConfig expecting a ConfigError naming `variable` first, on one line; returns the message. */
+function configError(env: Env, variable: string): string {
+  let error: unknown;
+  try {
+    loadConfig(env);
+  } catch (caught) {
+    error = caught;
+  }
+  assert.ok(error instanceof ConfigError, `${JSON.stringify(env)} should throw a ConfigError, got ${String(error)}`);
+  assert.equal(error.name, 'ConfigError');
+  assert.ok(error.message.startsWith(`${variable} `), `"${error.message}" should start with ${variable}`);
+  assert.doesNotMatch(error.message, /[\r\n]/, 'the message is one line');
+  return error.message;
+}
+
+describe('loadConfig defaults', () => {
+  test('an empty environment gives the documented sandbox defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.mode, 'sandbox');
+    assert.equal(config.pspIspb, '99999999');
+    assert.equal(config.webhookAllowPrivate, false);
+    assert.equal(config.webhookCaFile, undefined);
+    assert.equal(config.settlementDelayMs, 1000);
+    assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
+    assert.equal(config.tls, undefined);
+  });
+
+  test('without ADMIN_TOKEN the sandbox generates a fresh random one and says so', () => {
+    const first = loadConfig({});
+    const second = loadConfig({});
+    assert.equal(first.adminTokenGenerated, true);
+    assert.ok(first.adminToken.length >= 16, first.adminToken);
+    assert.match(first.adminToken, /^[A-Za-z0-9_-]+$/);
+    assert.notEqual(first.adminToken, second.adminToken);
+  });
+
+  test('a given ADMIN_TOKEN is used as is', () => {
+    const config = loadConfig({ ADMIN_TOKEN: '0123456789abcdef' });
+    assert.equal(config.adminToken, '0123456789abcdef');
+    assert.equal(config.adminTokenGenerated, false);
+  });
+
+  test('production listens on 0.0.0.0 by default and keeps the other defaults', () => {
+    const config = loadConfig(PRODUCTION);
+    assert.equal(config.mode, 'production');
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.port, 8080);
+    assert.equal(config.databaseUrl, PRODUCTION.DATABASE_URL);
+    assert.equal(config.adminToken, PRODUCTION.ADMIN_TOKEN);
+    assert.equal(config.adminTokenGenerated, false);
+    assert.equal(config.pspIspb, '99999999');
+    assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
+  });
+
+  test('empty values count as unset where a default exists', () => {
+    const config = loadConfig({
+      PORT: '', HOST: '', DATA_DIR: '', DATABASE_URL: '', REDIS_URL: '', SETTLEMENT_DELAY_MS: '',
+      WEBHOOK_ALLOW_PRIVATE: '', WEBHOOK_CA_FILE: '', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TLS_CLIENT_CA_FILE: '',
+    });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.redisUrl, undefined);
+    assert.equal(config.settlementDelayMs, 1000);
+    assert.equal(config.webhookAllowPrivate, false);
+    assert.equal(config.webhookCaFile, undefined);
+    assert.equal(config.tls, undefined);
+    assert.equal(config.adminTokenGenerated, true);
+  });
+});
+
+describe('loadConfig explicit values', () => {
+  test('every variable is read', () => {
+    const config = loadConfig({
+      PORT: '3000',
+      HOST: '::',
+      DATA_DIR: '/var/lib/pix',
+      DATABASE_URL: 'postgresql://localhost/pix',
+      REDIS_URL: 'rediss://cache.internal:6380',
+      PIX_MODE: 'sandbox',
+      ADMIN_TOKEN: 'admin-token-admin-token',
+      PSP_ISPB: '12345678',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_CA_FILE: EXISTING_FILE,
+      SETTLEMENT_DELAY_MS: '0',
+      TRUSTED_PROXIES: ' 10.0.0.1 , fd00::1 ,',
+      TLS_CERT_FILE: EXISTING_FILE,
+      TLS_KEY_FILE: EXISTING_FILE,
+      TLS_CLIENT_CA_FILE: EXISTING_FILE,
+    });
+    assert.equal(config.port, 3000);
+    assert.equal(config.host, '::');
+    assert.equal(config.dataDir, '/var/lib/pix');
+    assert.equal(config.databaseUrl, 'postgresql://localhost/pix');
+    assert.equal(config.redisUrl, 'rediss://cache.internal:6380');
+    assert.equal(config.pspIspb, '12345678');
+    assert.equal(config.webhookAllowPrivate, true);
+    assert.equal(config.webhookCaFile, EXISTING_FILE);
+    assert.equal(config.settlementDelayMs, 0);
+    assert.deepEqual(config.trustedProxies, ['10.0.0.1', 'fd00::1']);
+    assert.deepEqual(config.tls, { certFile: EXISTING_FILE, keyFile: EXISTING_FILE, clientCaFile: EXISTING_FILE });
+  });
+
+  test('booleans accept true/false and 1/0', () => {
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '1' }).webhookAllowPrivate, true);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'false' }).webhookAllowPrivate, false);
+    assert.equal(loadConfig({ WEBHOOK_ALLOW_PRIVATE: '0' }).webhookAllowPrivate, false);
+  });
+
+  test('HOST may be localhost; redis: and postgres: URLs are accepted; TLS without a client CA', () => {
+    const config = loadConfig({
+      HOST: 'localhost',
+      REDIS_URL: 'redis://127.0.0.1:6379/0',
+      DATABASE_URL: 'postgres://u@h/d',
+      TLS_CERT_FILE: EXISTING_FILE,
+      TLS_KEY_FILE: EXISTING_FILE,
+    });
+    assert.equal(config.host, 'localhost');
+    assert.equal(config.redisUrl, 'redis://127.0.0.1:6379/0');
+    assert.deepEqual(config.tls, { certFile: EXISTING_FILE, keyFile: EXISTING_FILE, clientCaFile: undefined });
+  });
+
+  test('an empty TRUSTED_PROXIES trusts no proxy', () => {
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: '' }).trustedProxies, []);
+  });
+
+  test('any port from 0 to 65535 is read as that number', () => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: 65535 }), (port) => loadConfig({ PORT: String(port) }).port === port), { numRuns: 200 });
+  });
+
+  test('any PORT that is not a plain integer in range is refused, naming PORT', () => {
+    const notAPort = fc.oneof(
+      fc.integer({ min: 65536, max: 2 ** 40 }).map(String),
+      fc.integer({ min: -65535, max: -1 }).map(String),
+      fc.string({ minLength: 1, maxLength: 8 }).filter((s) => !/^\d+$/.test(s)),
+    );
+    fc.assert(fc.property(notAPort, (port) => void configError({ PORT: port }, 'PORT')), { numRuns: 200 });
+  });
+});
+
+describe('loadConfig refuses bad values with one line naming the variable', () => {
+  const cases: [string, Env, string][] = [
+    ['PORT=abc', { PORT: 'abc' }, 'PORT'],
+    ['PORT=70000', { PORT: '70000' }, 'PORT'],
+    ['PORT=-1', { PORT: '-1' }, 'PORT'],
+    ['PORT=80.5', { PORT: '80.5' }, 'PORT'],
+    ['PORT with a newline', { PORT: '80\n80' }, 'PORT'],
+    ['PIX_MODE=x', { PIX_MODE: 'x' }, 'PIX_MODE'],
+    ['PIX_MODE=Production', { PIX_MODE: 'Production' }, 'PIX_MODE'],
+    ['DATABASE_URL=mysql://x', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    ['DATABASE_URL not a URL', { DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    ['PSP_ISPB=123', { PSP_ISPB: '123' }, 'PSP_ISPB'],
+    ['PSP_ISPB=1234567a', { PSP_ISPB: '1234567a' }, 'PSP_ISPB'],
+    ['PSP_ISPB with a newline', { PSP_ISPB: '1234\n5678' }, 'PSP_ISPB'],
+    ['TRUSTED_PROXIES=foo', { TRUSTED_PROXIES: 'foo' }, 'TRUSTED_PROXIES'],
+    ['TRUSTED_PROXIES with a CIDR', { TRUSTED_PROXIES: '127.0.0.1,10.0.0.0/8' }, 'TRUSTED_PROXIES'],
+    ['WEBHOOK_ALLOW_PRIVATE=maybe', { WEBHOOK_ALLOW_PRIVATE: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE'],
+    ['WEBHOOK_ALLOW_PRIVATE=yes', { WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE'],
+    ['SETTLEMENT_DELAY_MS=-1', { SETTLEMENT_DELAY_MS: '-1' }, 'SETTLEMENT_DELAY_MS'],
+    ['SETTLEMENT_DELAY_MS=1.5', { SETTLEMENT_DELAY_MS: '1.5' }, 'SETTLEMENT_DELAY_MS'],
+    ['SETTLEMENT_DELAY_MS over a day', { SETTLEMENT_DELAY_MS: '86400001' }, 'SETTLEMENT_DELAY_MS'],
+    ['REDIS_URL=http://x', { REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    ['HOST=example.com', { HOST: 'example.com' }, 'HOST'],
+    ['ADMIN_TOKEN too short', { ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
+    ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: EXISTING_FILE }, 'TLS_KEY_FILE'],
+    ['TLS_KEY_FILE without TLS_CERT_FILE', { TLS_KEY_FILE: EXISTING_FILE }, 'TLS_CERT_FILE'],
+    ['TLS_CERT_FILE missing', { TLS_CERT_FILE: MISSING_FILE, TLS_KEY_FILE: EXISTING_FILE }, 'TLS_CERT_FILE'],
+    ['TLS_CERT_FILE a directory', { TLS_CERT_FILE: DIRECTORY, TLS_KEY_FILE: EXISTING_FILE }, 'TLS_CERT_FILE'],
+    ['TLS_KEY_FILE missing', { TLS_CERT_FILE: EXISTING_FILE, TLS_KEY_FILE: MISSING_FILE }, 'TLS_KEY_FILE'],
+    ['TLS_CLIENT_CA_FILE without TLS', { TLS_CLIENT_CA_FILE: EXISTING_FILE }, 'TLS_CLIENT_CA_FILE'],
+    ['TLS_CLIENT_CA_FILE missing', { TLS_CERT_FILE: EXISTING_FILE, TLS_KEY_FILE: EXISTING_FILE, TLS_CLIENT_CA_FILE: MISSING_FILE }, 'TLS_CLIENT_CA_FILE'],
+    ['WEBHOOK_CA_FILE missing', { WEBHOOK_CA_FILE: MISSING_FILE }, 'WEBHOOK_CA_FILE'],
+    ['WEBHOOK_CA_FILE under a file', { WEBHOOK_CA_FILE: join(EXISTING_FILE, 'ca.pem') }, 'WEBHOOK_CA_FILE'],
+  ];
+  for (const [name, env, variable] of cases) {
+    test(name, () => void configError(env, variable));
+  }
+
+  test('a missing file is named in the message', () => {
+    assert.ok(configError({ TLS_CERT_FILE: MISSING_FILE, TLS_KEY_FILE: EXISTING_FILE }, 'TLS_CERT_FILE').includes(MISSING_FILE));
+  });
+
+  test('secrets in bad values are not echoed', () => {
+    assert.doesNotMatch(configError({ DATABASE_URL: 'mysql://pix:s3cr3t@db/pix' }, 'DATABASE_URL'), /s3cr3t/);
+    assert.doesNotMatch(configError({ REDIS_URL: 'http://:s3cr3t@cache' }, 'REDIS_URL'), /s3cr3t/);
+    assert.doesNotMatch(configError({ ADMIN_TOKEN: 's3cr3t' }, 'ADMIN_TOKEN'), /s3cr3t/);
+  });
+});
+
+describe('loadConfig in production', () => {
+  test('DATABASE_URL is required', () => {
+    configError({ ...PRODUCTION, DATABASE_URL: undefined }, 'DATABASE_URL');
+    configError({ ...PRODUCTION, DATABASE_URL: '' }, 'DATABASE_URL');
+  });
+
+  test('ADMIN_TOKEN is required, never generated', () => {
+    configError({ ...PRODUCTION, ADMIN_TOKEN: undefined }, 'ADMIN_TOKEN');
+    configError({ ...PRODUCTION, ADMIN_TOKEN: '' }, 'ADMIN_TOKEN');
+  });
+
+  test('HOST can still be set explicitly', () => {
+    assert.equal(loadConfig({ ...PRODUCTION, HOST: '10.1.2.3' }).host, '10.1.2.3');
+  });
+});
+
+describe('the returned config is frozen', () => {
+  test('top level, proxy list and TLS settings cannot change', () => {
+    const config = loadConfig({ TLS_CERT_FILE: EXISTING_FILE, TLS_KEY_FILE: EXISTING_FILE });
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.trustedProxies));
+    assert.ok(Object.isFrozen(config.tls));
+    assert.throws(() => {
+      (config as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => (config.trustedProxies as string[]).push('10.0.0.1'), TypeError);
+    assert.throws(() => {
+      (config.tls as { certFile: string }).certFile = '/etc/passwd';
+    }, TypeError);
+    assert.equal(config.port, 8080);
+    assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
+    assert.equal(config.tls?.certFile, EXISTING_FILE);
+  });
+});
