@@ -20,6 +20,9 @@ import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
+import { sandboxRoutes } from './modules/sandbox/routes.ts';
+import { transactionRoutes } from './modules/transactions/routes.ts';
+import { transferRoutes } from './modules/transfers/routes.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -29,6 +32,8 @@ export interface AppDeps {
   readonly logLevel?: string | false;
   /** Where logs go (stdout by default); tests capture them to check redaction. */
   readonly logStream?: NodeJS.WritableStream;
+  /** Wakes this process's settlement worker when a HIGH transfer is accepted. */
+  readonly wakeWorker?: () => void;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -90,11 +95,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (accountScope) => {
     accountScope.addHook('onRequest', accountAuthentication({ db, clock, tokens, trust }));
     await accountScope.register(balanceRoutes({ db, clock }));
+    await accountScope.register(
+      transferRoutes({ db, clock, ispb: config.pspIspb, ...(deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {}) }),
+    );
+    await accountScope.register(transactionRoutes({ db, clock }));
   });
 
   await app.register(async (adminScope) => {
     adminScope.addHook('onRequest', adminAuthentication(config.adminToken));
     await adminScope.register(adminRoutes({ db, ispb: config.pspIspb }));
+    if (config.mode === 'sandbox') {
+      await adminScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
+    }
   });
 
   return app;

@@ -7,9 +7,13 @@ import { migrate } from './db/migrate.ts';
 import { AppError } from './http/errors.ts';
 import { systemClock } from './lib/clock.ts';
 import { ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
+import { loggerOptions } from './http/logging.ts';
+import { Worker } from './worker/worker.ts';
+import { pino } from 'pino';
 
 const USAGE = `Usage: pix-api <command>
-  serve            start the API (default; migrations run first)
+  serve            start the API and the settlement worker (default; migrations run first)
+  worker           start only the settlement worker (scale-out on PostgreSQL)
   migrate          apply database migrations and exit
 ${OPERATOR_USAGE}`;
 
@@ -37,30 +41,59 @@ function banner(config: Config, address: string, demo: { created: boolean; demo:
   return lines.join('\n');
 }
 
+function startWorker(config: Config, database: Database, log: Worker['log']): Worker {
+  const worker = new Worker({
+    db: database.db,
+    clock: systemClock,
+    ispb: config.pspIspb,
+    settlementDelayMs: config.settlementDelayMs,
+    log,
+    listenUrl: config.databaseUrl,
+  });
+  worker.start();
+  return worker;
+}
+
 async function serve(config: Config): Promise<void> {
   const database = await open(config);
   const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, config.dataDir, config.pspIspb) : null;
-  const app = await buildApp({ config, db: database.db, clock: systemClock, logLevel: process.env.LOG_LEVEL ?? 'info' });
+  let worker: Worker | undefined;
+  const app = await buildApp({
+    config,
+    db: database.db,
+    clock: systemClock,
+    logLevel: process.env.LOG_LEVEL ?? 'info',
+    wakeWorker: () => worker?.wake(),
+  });
+  worker = startWorker(config, database, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   process.stdout.write(`${banner(config, address, demo)}\n`);
-  installShutdown(app, database);
+  installShutdown(app, database, worker);
 }
 
-function installShutdown(app: FastifyInstance, database: Database): void {
+async function workerOnly(config: Config): Promise<void> {
+  const database = await open(config);
+  const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
+  const worker = startWorker(config, database, log);
+  log.info('settlement worker started');
+  installShutdown(null, database, worker, log);
+}
+
+function installShutdown(app: FastifyInstance | null, database: Database, worker: Worker, log: Worker['log'] = app!.log): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones');
+    log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones, releasing claims');
     const force = setTimeout(() => process.exit(1), 15_000);
     force.unref();
-    app
-      .close()
+    (app ? app.close() : Promise.resolve())
+      .then(() => worker.stop())
       .then(() => database.close())
       .then(
         () => process.exit(0),
         (error: unknown) => {
-          app.log.error({ err: error }, 'error during shutdown');
+          log.error({ err: error }, 'error during shutdown');
           process.exit(1);
         },
       );
@@ -77,6 +110,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const config = loadConfig();
   if (command === 'serve') return serve(config);
+  if (command === 'worker') return workerOnly(config);
   const database = await open(config);
   try {
     if (command === 'migrate') {

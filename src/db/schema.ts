@@ -123,7 +123,18 @@ export interface IdempotencyKeysTable {
   expires_at: Timestamp;
 }
 
+export interface OutboxTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  event_type: string;
+  transaction_id: Id | null;
+  payload: Json<{ type: string; data: Record<string, unknown> }>;
+  created_at: CreatedAt;
+  dispatched_at: Timestamp | null;
+}
+
 export interface DB {
+  outbox: OutboxTable;
   accounts: AccountsTable;
   account_certificates: AccountCertificatesTable;
   signing_keys: SigningKeysTable;

@@ -20,7 +20,10 @@ export function openApiOptions(): SwaggerOptions {
       tags: [
         { name: 'Authentication' },
         { name: 'Balance' },
+        { name: 'Transfers' },
+        { name: 'Transactions' },
         { name: 'Operator', description: 'Provisioning, with ADMIN_TOKEN' },
+        { name: 'Sandbox', description: 'The rest of the Pix network, simulated (sandbox mode only), with ADMIN_TOKEN' },
         { name: 'Operations' },
       ],
     },

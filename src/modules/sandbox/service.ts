@@ -1,0 +1,171 @@
+import type { Db } from '../../db/client.ts';
+import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { documentType, normalizeDocument } from '../../lib/document.ts';
+import { pixIdentifier } from '../../lib/ids.ts';
+import { parseDecimal2 } from '../../lib/money.ts';
+import { detectPixKeyType } from '../../lib/pix-key.ts';
+import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
+import { enqueue } from '../notifications/repo.ts';
+import { receivePayload, refundPayload } from '../notifications/payloads.ts';
+import { insertReceived } from '../settlement/repo.ts';
+import { settleDue, type SettlementDeps } from '../settlement/service.ts';
+import * as repo from './repo.ts';
+
+export type SandboxDeps = SettlementDeps;
+
+/** The institution a sandbox payer banks with, when the call does not say. */
+export const SANDBOX_PAYER_ISPB = '12345678';
+export const SANDBOX_PAYER_BANK = 'Sandbox Payer Bank';
+
+function document(raw: string, field: string): string {
+  const value = normalizeDocument(raw);
+  if (!documentType(value)) throw badRequest('INVALID_DOCUMENT', `${field} must be a valid CPF or CNPJ`);
+  return value;
+}
+
+function amount(raw: string): bigint {
+  const centavos = parseDecimal2(raw);
+  if (centavos === null || centavos <= 0n) throw badRequest('INVALID_AMOUNT', 'amount must be a decimal string with 2 places, greater than 0 ("10.00")');
+  return centavos;
+}
+
+export interface ExternalKeyInput {
+  key: string;
+  name: string;
+  document: string;
+  ispb: string;
+  bankName?: string | undefined;
+  branch?: string | undefined;
+  accountNumber?: string | undefined;
+  behavior?: 'reject' | 'timeout' | undefined;
+}
+
+/** A key held at another institution, so that transfers to it can be simulated. */
+export async function registerExternalKey(deps: SandboxDeps, input: ExternalKeyInput) {
+  const raw = input.key.trim();
+  const type = detectPixKeyType(raw.includes('@') ? raw.toLowerCase() : raw);
+  if (!type) throw badRequest('INVALID_PIX_KEY', 'key is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)');
+  const key = type === 'EMAIL' ? raw.toLowerCase() : raw;
+  const owner = document(input.document, 'document');
+  if ((type === 'CPF' || type === 'CNPJ') && key !== owner) throw badRequest('INVALID_PIX_KEY', `a ${type} key must be its holder's document`);
+  if (input.ispb === deps.ispb) throw badRequest('OWN_ISPB', 'keys of this institution are registered through POST /admin/accounts/{id}/pix-keys');
+  const inserted = await repo.insertExternalKey(deps.db, {
+    key,
+    type,
+    name: input.name,
+    document: owner,
+    ispb: input.ispb,
+    bankName: input.bankName ?? null,
+    branch: input.branch ?? null,
+    accountNumber: input.accountNumber ?? null,
+    behavior: input.behavior ?? null,
+  });
+  if (!inserted) throw conflict('PIX_KEY_EXISTS', 'This key is already registered in the directory');
+  return { key, type: type.toLowerCase(), ispb: input.ispb, behavior: input.behavior ?? null };
+}
+
+export interface IncomingPixInput {
+  pixKey: string;
+  amount: string;
+  payer: { name: string; document: string; ispb?: string | undefined };
+  txid?: string | undefined;
+  receivedAt?: string | undefined;
+  description?: string | undefined;
+}
+
+/** A PIX arrives from another institution to the account owning `pixKey`. */
+export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixInput) {
+  const centavos = amount(input.amount);
+  const payerDocument = document(input.payer.document, 'payer.document');
+  const now = deps.clock.now();
+  const receivedAt = input.receivedAt ? new Date(input.receivedAt) : now;
+  if (Number.isNaN(receivedAt.getTime()) || receivedAt.getTime() > now.getTime()) {
+    throw badRequest('INVALID_RECEIVED_AT', 'receivedAt must be a timestamp that is not in the future');
+  }
+  const key = await repo.findKey(deps.db, input.pixKey.includes('@') ? input.pixKey.toLowerCase() : input.pixKey);
+  if (!key?.account_id) throw unprocessable('PIX_KEY_NOT_FOUND', 'PIX key not found among the keys of this institution');
+  const accountId = key.account_id;
+  if (input.txid !== undefined && !(await repo.chargeExists(deps.db, accountId, input.txid))) {
+    throw notFound('CHARGE_NOT_FOUND', 'Charge not found for this key');
+  }
+  const payerIspb = input.payer.ispb ?? SANDBOX_PAYER_ISPB;
+  const endToEndId = pixIdentifier('E', payerIspb, receivedAt);
+  const received = await deps.db.transaction().execute(async (trx) => {
+    const holder = await holderLedgerAccountIds(trx, accountId);
+    const network = await systemLedgerAccountId(trx, 'pix_network');
+    await post(trx, 'pix_received', endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+    const row = await insertReceived(trx, {
+      accountId,
+      amountCentavos: centavos,
+      endToEndId,
+      pixKey: key.key,
+      txid: input.txid ?? null,
+      description: input.description ?? null,
+      counterpart: {
+        name: input.payer.name,
+        document: payerDocument,
+        ispb: payerIspb,
+        bankName: input.payer.ispb ? null : SANDBOX_PAYER_BANK,
+        branch: null,
+        account: null,
+        accountId: null,
+      },
+      now,
+      receivedAt,
+    });
+    await enqueue(trx, { accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now });
+    return row;
+  });
+  return { endToEndId, transactionId: Number(received.id) };
+}
+
+/** The receiver of one of our transfers sends (part of) it back. */
+export async function receiveIncomingRefund(deps: SandboxDeps, input: { endToEndId: string; amount: string }) {
+  const centavos = amount(input.amount);
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const original = await repo.lockSentTransfer(trx, input.endToEndId);
+    if (!original) throw notFound('TRANSFER_NOT_FOUND', 'No transfer of this institution has that endToEndId');
+    if (original.counterpart_account_id !== null) {
+      throw unprocessable('INTERNAL_TRANSFER', 'The receiver is an account of this institution: it refunds through PUT /pix/{e2eid}/devolucao/{id}');
+    }
+    if (original.status !== 'CONFIRMED') throw unprocessable('TRANSFER_NOT_SETTLED', 'Only a settled transfer can be refunded');
+    const refunded = await repo.refundedSoFar(trx, original.id);
+    if (refunded + centavos > original.amount_centavos) {
+      throw unprocessable('REFUND_EXCEEDS_ORIGINAL', 'The refunds would exceed the amount of the original transfer');
+    }
+    const rtrId = pixIdentifier('D', original.counterpart_ispb ?? SANDBOX_PAYER_ISPB, now);
+    const holder = await holderLedgerAccountIds(trx, original.account_id);
+    const network = await systemLedgerAccountId(trx, 'pix_network');
+    await post(trx, 'refund_received', rtrId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+    const refund = await repo.insertRefundReceived(trx, {
+      accountId: original.account_id,
+      originalId: original.id,
+      amountCentavos: centavos,
+      rtrId,
+      pixKey: original.pix_key,
+      counterpart: {
+        name: original.counterpart_name,
+        document: original.counterpart_document,
+        ispb: original.counterpart_ispb,
+        bankName: original.counterpart_bank_name,
+        branch: original.counterpart_branch,
+        account: original.counterpart_account,
+      },
+      now,
+    });
+    await enqueue(trx, {
+      accountId: original.account_id,
+      eventType: 'refund_out',
+      transactionId: refund.id,
+      payload: refundPayload(original, refund, 'CREDIT'),
+      now,
+    });
+    return { endToEndId: rtrId, transactionId: Number(refund.id) };
+  });
+}
+
+export function settleNow(deps: SandboxDeps) {
+  return settleDue(deps, { force: true });
+}

@@ -1,0 +1,89 @@
+import type { DbExecutor } from '../../db/client.ts';
+
+export type TransactionType = 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
+export type TransactionStatus = 'PENDING' | 'CONFIRMED' | 'ERROR';
+
+export interface ListFilter {
+  accountId: bigint;
+  from: Date;
+  /** Exclusive. */
+  to: Date;
+  status?: TransactionStatus | undefined;
+  type?: TransactionType | undefined;
+  externalId?: string | undefined;
+  endToEndId?: string | undefined;
+  pixKey?: string | undefined;
+}
+
+const COLUMNS = [
+  'id',
+  'type',
+  'status',
+  'amount_centavos',
+  'fee_centavos',
+  'external_id',
+  'end_to_end_id',
+  'counterpart_name',
+  'counterpart_document',
+  'counterpart_ispb',
+  'counterpart_bank_name',
+  'counterpart_bank_code',
+  'counterpart_branch',
+  'counterpart_account',
+  'created_at',
+  'updated_at',
+  'processed_at',
+] as const;
+
+function filtered(db: DbExecutor, f: ListFilter) {
+  let q = db
+    .selectFrom('transactions')
+    .where('account_id', '=', f.accountId)
+    .where('created_at', '>=', f.from)
+    .where('created_at', '<', f.to);
+  if (f.status) q = q.where('status', '=', f.status);
+  if (f.type) q = q.where('type', '=', f.type);
+  if (f.externalId !== undefined) q = q.where('external_id', '=', f.externalId);
+  if (f.endToEndId !== undefined) q = q.where('end_to_end_id', '=', f.endToEndId);
+  if (f.pixKey !== undefined) q = q.where('pix_key', '=', f.pixKey);
+  return q;
+}
+
+/** A page, newest first with ties broken by id, and the number of matching rows (up to `cap`). */
+export async function listTransactions(db: DbExecutor, f: ListFilter, page: { offset: number; limit: number; cap?: number }) {
+  const rows = await filtered(db, f)
+    .select(COLUMNS)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const counted = page.cap
+    ? db.selectFrom(filtered(db, f).select('id').limit(page.cap).as('capped')).select((eb) => eb.fn.countAll<bigint>().as('total'))
+    : filtered(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
+  const { total } = await counted.executeTakeFirstOrThrow();
+  return { rows, total: Number(total) };
+}
+
+export type TransactionRow = Awaited<ReturnType<typeof listTransactions>>['rows'][number];
+
+/**
+ * The caller's transactions whose end-to-end id, external id or numeric id is `identifier`
+ * (optionally tied to a key): a few rows, ranked by the caller.
+ */
+export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: string, pixKey?: string) {
+  const numericId = /^[1-9]\d{0,17}$/.test(identifier) ? BigInt(identifier) : null;
+  let q = db
+    .selectFrom('transactions')
+    .select(COLUMNS)
+    .where('account_id', '=', accountId)
+    .where((eb) =>
+      eb.or([
+        eb('end_to_end_id', '=', identifier),
+        eb('external_id', '=', identifier),
+        ...(numericId !== null ? [eb('id', '=', numericId)] : []),
+      ]),
+    );
+  if (pixKey !== undefined) q = q.where('pix_key', '=', pixKey);
+  return q.orderBy('id', 'asc').limit(5).execute();
+}

@@ -1,0 +1,154 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
+import { normalizePixKey } from '../transfers/service.ts';
+import { findOne, listForAccount, type TransactionsDeps } from './service.ts';
+import { listView, statusView } from './views.ts';
+
+const Status = Type.Union([Type.Literal('PENDING'), Type.Literal('CONFIRMED'), Type.Literal('ERROR')]);
+const Kind = Type.Union([Type.Literal('PAYMENT'), Type.Literal('WITHDRAW'), Type.Literal('REFUND_IN'), Type.Literal('REFUND_OUT')]);
+const DateParam = (description: string) => Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description });
+const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
+const NString = Nullable(Type.String());
+
+const baseQuery = (maxSize: number, defaultDays: number) => ({
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '1-indexed (default 1)' })),
+  size: Type.Optional(Type.Integer({ minimum: 1, maximum: maxSize, description: `Page size, at most ${maxSize} (default 20)` })),
+  status: Type.Optional(Status),
+  type: Type.Optional(Kind),
+  startDate: Type.Optional(DateParam(`Date (São Paulo) or timestamp; default ${defaultDays} days before endDate`)),
+  endDate: Type.Optional(DateParam('Date (inclusive, São Paulo) or timestamp; default now')),
+});
+const AccountQuery = Type.Object(
+  {
+    ...baseQuery(100, 31),
+    externalId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    endToEndId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+  },
+  { additionalProperties: false },
+);
+const PixKeyQuery = Type.Object(baseQuery(1000, 30), { additionalProperties: false });
+
+const ListItem = Type.Object({
+  transactionId: Type.String(),
+  externalId: NString,
+  status: Type.String({ description: 'Pendente, Confirmado or Error' }),
+  operationType: Type.String({ description: 'Pix in, Pix out, Refund in or Refund out' }),
+  movementType: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
+  originalAmount: Type.Number(),
+  feeAmount: Type.Number(),
+  finalAmount: Type.Number(),
+  endToEndId: NString,
+  createdAt: Timestamp(),
+  processedAt: Nullable(Timestamp()),
+  counterpart: Type.Object({
+    name: NString,
+    document: Nullable(Type.String({ description: 'Masked' })),
+    bank: Type.Object({ bankISPB: NString, bankName: NString, bankCode: NString, accountBranch: NString, accountNumber: NString }),
+  }),
+});
+
+const Metadata = Type.Object({
+  page: Type.Integer(),
+  size: Type.Integer(),
+  total: Type.Integer(),
+  totalPages: Type.Integer(),
+  hasNext: Type.Boolean(),
+  hasPrevious: Type.Boolean(),
+});
+const ListResponse = Type.Object({ data: Type.Array(ListItem), metadata: Metadata });
+
+const StatusView = Type.Object({
+  id: Type.String(),
+  externalId: NString,
+  type: Type.String(),
+  status: Status,
+  originalAmount: Type.String(),
+  feeAmount: Type.String(),
+  finalAmount: Type.String(),
+  e2eId: NString,
+  counterpartName: NString,
+  counterpartDocument: NString,
+  counterpartAccountBankCode: NString,
+  counterpartAccountBranch: NString,
+  counterpartAccountNumber: NString,
+  counterpartAccountIspb: NString,
+  counterpartAccountBankName: NString,
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+  processedAt: Nullable(Timestamp()),
+});
+
+const Identifier = Type.String({ minLength: 1, maxLength: 64, description: 'Numeric id, externalId or endToEndId' });
+const PixKeyParam = Type.String({ minLength: 1, maxLength: 77 });
+
+export const transactionRoutes =
+  (deps: TransactionsDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const common = { tags: ['Transactions'], security: BEARER_SECURITY };
+
+    app.get(
+      '/api/transactions',
+      {
+        schema: {
+          ...common,
+          operationId: 'listTransactions',
+          summary: "List the account's transactions",
+          querystring: AccountQuery,
+          response: { 200: ListResponse, ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const { rows, metadata } = await listForAccount(deps, request.accountId, request.query);
+        return { data: rows.map(listView), metadata };
+      },
+    );
+
+    app.get(
+      '/api/pix/transaction/:id',
+      {
+        schema: {
+          ...common,
+          operationId: 'getTransaction',
+          summary: 'A transaction by numeric id, externalId or endToEndId',
+          params: Type.Object({ id: Identifier }),
+          response: { 200: StatusView, ...errorResponses(401, 404) },
+        },
+      },
+      async (request) => statusView(await findOne(deps, request.accountId, request.params.id)),
+    );
+
+    app.get(
+      '/api/pix/transactions/pix-key/:pixKey',
+      {
+        schema: {
+          ...common,
+          operationId: 'listTransactionsByPixKey',
+          summary: 'List the transactions tied to a PIX key (at most 1000 results)',
+          params: Type.Object({ pixKey: PixKeyParam }),
+          querystring: PixKeyQuery,
+          response: { 200: ListResponse, ...errorResponses(400, 401) },
+        },
+      },
+      async (request) => {
+        const pixKey = normalizePixKey(request.params.pixKey);
+        const { rows, metadata } = await listForAccount(deps, request.accountId, request.query, pixKey);
+        return { data: rows.map(listView), metadata };
+      },
+    );
+
+    app.get(
+      '/api/pix/transactions/pix-key/:pixKey/:identifier',
+      {
+        schema: {
+          ...common,
+          operationId: 'getTransactionByPixKey',
+          summary: 'One transaction of a PIX key by endToEndId, externalId or numeric id',
+          params: Type.Object({ pixKey: PixKeyParam, identifier: Identifier }),
+          response: { 200: ListItem, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => listView(await findOne(deps, request.accountId, request.params.identifier, normalizePixKey(request.params.pixKey))),
+    );
+  };

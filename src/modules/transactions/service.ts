@@ -1,0 +1,91 @@
+import type { Db } from '../../db/client.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
+import { findByIdentifier, listTransactions, type ListFilter, type TransactionRow, type TransactionStatus, type TransactionType } from './repo.ts';
+
+export interface TransactionsDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+}
+
+export const MAX_INTERVAL_DAYS = 31;
+/** The PIX-key list answers at most this many results in all. */
+export const PIX_KEY_LIST_MAX_RESULTS = 1000;
+
+export interface ListQuery {
+  page?: number | undefined;
+  size?: number | undefined;
+  status?: TransactionStatus | undefined;
+  type?: TransactionType | undefined;
+  startDate?: string | undefined;
+  endDate?: string | undefined;
+  externalId?: string | undefined;
+  endToEndId?: string | undefined;
+}
+
+function bound(text: string, field: string) {
+  const parsed = parseDateBound(text);
+  if (!parsed) throw badRequest('INVALID_DATE', `${field} must be a date (YYYY-MM-DD) or an RFC 3339 timestamp`);
+  return parsed;
+}
+
+/**
+ * The interval of a list: a date names a whole day in São Paulo (the end date inclusive), a
+ * timestamp an instant. Absent bounds default to the last `defaultDays` up to now.
+ */
+export function interval(query: ListQuery, now: Date, defaultDays: number): { from: Date; to: Date } {
+  const end = query.endDate !== undefined ? bound(query.endDate, 'endDate') : { at: now, isDate: false };
+  const start = query.startDate !== undefined ? bound(query.startDate, 'startDate') : { at: new Date(end.at.getTime() - defaultDays * DAY_MS), isDate: false };
+  if (end.at.getTime() < start.at.getTime()) throw badRequest('INVALID_INTERVAL', 'endDate must not be before startDate');
+  if (end.at.getTime() - start.at.getTime() > MAX_INTERVAL_DAYS * DAY_MS) {
+    throw badRequest('INTERVAL_TOO_LONG', `The interval between startDate and endDate is at most ${MAX_INTERVAL_DAYS} days`);
+  }
+  const to = end.isDate ? new Date(end.at.getTime() + DAY_MS) : new Date(end.at.getTime() + 1);
+  return { from: start.at, to };
+}
+
+function metadata(page: number, size: number, total: number) {
+  const totalPages = Math.ceil(total / size);
+  return { page, size, total, totalPages, hasNext: page < totalPages, hasPrevious: page > 1 };
+}
+
+export async function listForAccount(deps: TransactionsDeps, accountId: bigint, query: ListQuery, pixKey?: string) {
+  const page = query.page ?? 1;
+  const size = query.size ?? 20;
+  const { from, to } = interval(query, deps.clock.now(), pixKey === undefined ? 31 : 30);
+  const filter: ListFilter = {
+    accountId,
+    from,
+    to,
+    status: query.status,
+    type: query.type,
+    externalId: query.externalId,
+    endToEndId: query.endToEndId,
+    pixKey,
+  };
+  const offset = (page - 1) * size;
+  if (pixKey !== undefined) {
+    // At most 1000 results in all: pages beyond them are empty.
+    const limit = Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset));
+    const { rows, total } = await listTransactions(deps.db, filter, { offset, limit: Math.max(limit, 0), cap: PIX_KEY_LIST_MAX_RESULTS });
+    return { rows: limit === 0 ? [] : rows, metadata: metadata(page, size, total) };
+  }
+  const { rows, total } = await listTransactions(deps.db, filter, { offset, limit: size });
+  return { rows, metadata: metadata(page, size, total) };
+}
+
+/** End-to-end id first, then the numeric id, then the external id: the formats rarely overlap. */
+function best(rows: TransactionRow[], identifier: string): TransactionRow | undefined {
+  return (
+    rows.find((r) => r.end_to_end_id === identifier) ??
+    rows.find((r) => r.id.toString() === identifier) ??
+    rows.find((r) => r.external_id === identifier)
+  );
+}
+
+export async function findOne(deps: TransactionsDeps, accountId: bigint, identifier: string, pixKey?: string): Promise<TransactionRow> {
+  const row = best(await findByIdentifier(deps.db, accountId, identifier, pixKey), identifier);
+  if (!row) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
+  return row;
+}

@@ -1,0 +1,129 @@
+import type { Db } from '../../db/client.ts';
+import { AppError, badRequest, conflict, unprocessable } from '../../http/errors.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { documentType, normalizeDocument } from '../../lib/document.ts';
+import { pixIdentifier } from '../../lib/ids.ts';
+import { MAX_AMOUNT_CENTAVOS, numberToCentavos } from '../../lib/money.ts';
+import { detectPixKeyType } from '../../lib/pix-key.ts';
+import { requestHash } from '../../lib/stable-json.ts';
+import { insufficientFunds } from '../ledger/service.ts';
+import { createTransfer as insertTransfer, type CreateOutcome } from './repo.ts';
+
+export interface TransfersDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly ispb: string;
+  /** Called after a HIGH transfer is accepted, so the worker settles it at once. */
+  readonly onHighPriority?: () => void;
+}
+
+export interface TransferRequest {
+  pixKey: string;
+  creditorDocument?: string | undefined;
+  priority?: 'HIGH' | 'NORM' | undefined;
+  description?: string | undefined;
+  expiration?: number | undefined;
+  payment: { currency: string; amount: number };
+  ispbDeny?: string[] | undefined;
+  externalId?: string | undefined;
+}
+
+export interface TransferAnswer {
+  status: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const DEFAULT_EXPIRATION_SECONDS = 600;
+
+export function requireIdempotencyKey(raw: string | string[] | undefined): string {
+  if (raw === undefined || raw === '') throw badRequest('IDEMPOTENCY_KEY_REQUIRED', 'x-idempotency-key header is required');
+  if (Array.isArray(raw) || !UUID.test(raw)) throw badRequest('IDEMPOTENCY_KEY_INVALID', 'x-idempotency-key must be a UUID');
+  return raw.toLowerCase();
+}
+
+/** A key as the directory stores it: e-mails in lower case, everything else as written. */
+export function normalizePixKey(raw: string): string {
+  const key = raw.trim();
+  const type = detectPixKeyType(key.includes('@') ? key.toLowerCase() : key);
+  if (!type) throw badRequest('INVALID_PIX_KEY', 'pixKey is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)');
+  return type === 'EMAIL' ? key.toLowerCase() : key;
+}
+
+function amountOf(request: TransferRequest): bigint {
+  const centavos = numberToCentavos(request.payment.amount);
+  if (centavos === null || centavos <= 0n || centavos > MAX_AMOUNT_CENTAVOS) {
+    throw badRequest('INVALID_AMOUNT', 'payment.amount must be a number greater than 0 with at most 2 decimals');
+  }
+  return centavos;
+}
+
+function creditorDocumentOf(request: TransferRequest): string | null {
+  if (request.creditorDocument === undefined) {
+    if (request.priority === 'HIGH') throw badRequest('CREDITOR_DOCUMENT_REQUIRED', 'creditorDocument is required when priority is HIGH');
+    return null;
+  }
+  const document = normalizeDocument(request.creditorDocument);
+  if (!documentType(document)) throw badRequest('INVALID_CREDITOR_DOCUMENT', 'creditorDocument must be a valid CPF or CNPJ');
+  return document;
+}
+
+const OUTCOME_ERRORS: Partial<Record<CreateOutcome, () => AppError>> = {
+  in_flight: () => conflict('IDEMPOTENCY_IN_FLIGHT', 'A request with this x-idempotency-key is still being processed'),
+  idempotency_mismatch: () =>
+    unprocessable('IDEMPOTENCY_KEY_REUSED', 'This x-idempotency-key was already used with a different request'),
+  key_not_found: () => unprocessable('PIX_KEY_NOT_FOUND', 'PIX key not found in the directory'),
+  own_key: () => unprocessable('OWN_PIX_KEY', 'The PIX key belongs to the paying account'),
+  ispb_denied: () => unprocessable('ISPB_DENIED', 'The PIX key belongs to an institution listed in ispbDeny'),
+  creditor_mismatch: () => unprocessable('CREDITOR_DOCUMENT_MISMATCH', 'creditorDocument does not match the owner of the PIX key'),
+  external_id_taken: () => conflict('EXTERNAL_ID_TAKEN', 'externalId is already used by another transfer of this account'),
+  insufficient_funds: insufficientFunds,
+};
+
+function isExternalIdRace(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string; message?: string };
+  return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('transactions_account_external_idx');
+}
+
+/**
+ * POST /dict/pix. Validation happens here; the rest (idempotency, directory, debit, stored
+ * answer) is one database call, so the transfer and its idempotency record commit together.
+ */
+export async function createTransfer(
+  deps: TransfersDeps,
+  accountId: bigint,
+  idempotencyKey: string,
+  request: TransferRequest,
+): Promise<TransferAnswer> {
+  const pixKey = normalizePixKey(request.pixKey);
+  const amountCentavos = amountOf(request);
+  const creditorDocument = creditorDocumentOf(request);
+  const priority = request.priority ?? 'NORM';
+  const now = deps.clock.now();
+  let row;
+  try {
+    row = await insertTransfer(deps.db, {
+      accountId,
+      idempotencyKey,
+      requestHash: requestHash(request),
+      amountCentavos,
+      pixKey,
+      priority,
+      expirationSeconds: request.expiration ?? DEFAULT_EXPIRATION_SECONDS,
+      creditorDocument,
+      ispbDeny: request.ispbDeny ?? null,
+      description: request.description ?? null,
+      externalId: request.externalId ?? null,
+      endToEndId: pixIdentifier('E', deps.ispb, now),
+      now,
+    });
+  } catch (error) {
+    if (isExternalIdRace(error)) throw OUTCOME_ERRORS.external_id_taken!();
+    throw error;
+  }
+  const failure = OUTCOME_ERRORS[row.outcome];
+  if (failure) throw failure();
+  if (row.outcome === 'created' && priority === 'HIGH') deps.onHighPriority?.();
+  return { status: row.response_status ?? 201, body: row.response_body, replayed: row.outcome === 'replay' };
+}

@@ -1,0 +1,103 @@
+import type { FastifyBaseLogger } from 'fastify';
+import pg from 'pg';
+import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
+
+export interface WorkerOptions extends SettlementDeps {
+  readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  /** PostgreSQL URL: the worker LISTENs there, so HIGH transfers accepted by any process wake it. */
+  readonly listenUrl?: string | undefined;
+  readonly batchSize?: number;
+}
+
+/**
+ * The settlement loop: settles what is due, then sleeps until woken (a HIGH transfer accepted
+ * in this process or NOTIFYed by another) or until the next poll, which also brings NORM
+ * transfers to their turn. Stopping lets the current batch commit and releases every claim.
+ */
+export class Worker {
+  readonly #options: WorkerOptions;
+  get log(): WorkerOptions['log'] {
+    return this.#options.log;
+  }
+  readonly #pollMs: number;
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  #pending = false;
+  #listener: pg.Client | undefined;
+
+  constructor(options: WorkerOptions) {
+    this.#options = options;
+    this.#pollMs = Math.max(10, Math.min(250, Math.floor(options.settlementDelayMs / 4) || 10));
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    if (this.#options.listenUrl) void this.#listen(this.#options.listenUrl);
+    this.#loop = this.#run();
+  }
+
+  /** Something is due now: run a round without waiting for the poll. */
+  wake = (): void => {
+    this.#pending = true;
+    this.#wake?.();
+  };
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+    await this.#listener?.end().catch(() => undefined);
+  }
+
+  async #run(): Promise<void> {
+    const batch = this.#options.batchSize ?? 100;
+    while (this.#running) {
+      this.#pending = false;
+      try {
+        const result = await settleDue(this.#options, { limit: batch });
+        if (result.settled + result.failed > 0) this.#options.log.info(result, 'settlement round');
+      } catch (error) {
+        this.#options.log.error({ err: error }, 'settlement round failed; retrying');
+        await this.#sleep(1000);
+        continue;
+      }
+      if (!this.#pending) await this.#sleep(this.#pollMs);
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.#wake = undefined;
+        resolve();
+      }
+      this.#wake = done;
+    });
+  }
+
+  async #listen(url: string): Promise<void> {
+    while (this.#running) {
+      const client = new pg.Client({ connectionString: url, application_name: 'pix-api-worker-listen' });
+      const closed = new Promise<void>((resolve) => {
+        client.on('error', () => resolve());
+        client.on('end', () => resolve());
+      });
+      try {
+        await client.connect();
+        client.on('notification', this.wake);
+        await client.query('LISTEN pix_settlement');
+        this.#listener = client;
+        await closed;
+      } catch (error) {
+        this.#options.log.warn({ err: error }, 'settlement LISTEN connection failed; polling meanwhile');
+      }
+      await client.end().catch(() => undefined);
+      if (this.#running) await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
