@@ -57,18 +57,18 @@ function startWorker(config: Config, database: Database, log: Worker['log']): Wo
 async function serve(config: Config): Promise<void> {
   const database = await open(config);
   const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, config.dataDir, config.pspIspb) : null;
-  let worker: Worker | undefined;
+  const worker: { current?: Worker } = {};
   const app = await buildApp({
     config,
     db: database.db,
     clock: systemClock,
     logLevel: process.env.LOG_LEVEL ?? 'info',
-    wakeWorker: () => worker?.wake(),
+    wakeWorker: () => worker.current?.wake(),
   });
-  worker = startWorker(config, database, app.log);
+  worker.current = startWorker(config, database, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   process.stdout.write(`${banner(config, address, demo)}\n`);
-  installShutdown(app, database, worker);
+  installShutdown(app, database, worker.current);
 }
 
 async function workerOnly(config: Config): Promise<void> {

@@ -69,13 +69,12 @@ export class Worker {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      const done = () => {
         clearTimeout(timer);
-        self.#wake = undefined;
+        this.#wake = undefined;
         resolve();
-      }
+      };
+      const timer = setTimeout(done, ms);
       this.#wake = done;
     });
   }

@@ -1,6 +1,4 @@
-import type { Db } from '../../db/client.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
-import type { Clock } from '../../lib/clock.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
