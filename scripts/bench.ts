@@ -1,0 +1,186 @@
+// npm run bench: the service on PostgreSQL under load, beside pgbench TPC-B on the same server
+// as the machine's reference. Prints one table; figures are ratios measured in one run.
+//
+//   BENCH_SECONDS=10 BENCH_CLIENTS=32 BENCH_ACCOUNTS=64 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { issueCertificate } from '../src/lib/certificate-authority.ts';
+import { cpfCheckDigits } from '../src/lib/document.ts';
+
+const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 64);
+const PORT = Number(process.env.BENCH_PORT ?? 18080);
+const ADMIN = 'bench-admin-token-0123456789';
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+
+function databaseUrl(name: string): string {
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER });
+  await client.connect();
+  await client.query(sql);
+  await client.end();
+}
+
+function cpf(n: number): string {
+  const base = String(100_000_000 + n).slice(-9);
+  return base + cpfCheckDigits(base);
+}
+
+async function startService(url: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: '1000' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('listening on')) resolve();
+    });
+    child.on('exit', (code) => reject(new Error(`service exited ${code}`)));
+  });
+  return child;
+}
+
+interface Client {
+  accountId: number;
+  headers: Record<string, string>;
+}
+
+async function call(http: Pool, method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) {
+  const res = await http.request({
+    method,
+    path,
+    headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+async function provision(http: Pool, n: number): Promise<Client> {
+  const auth = { authorization: `Bearer ${ADMIN}` };
+  const account = await call(http, 'POST', '/admin/accounts', auth, { name: `Bench ${n}`, document: cpf(n) });
+  const accountId = account.body.accountId as number;
+  const cert = await issueCertificate({ commonName: `bench-${n}` });
+  await call(http, 'POST', `/admin/accounts/${accountId}/certificates`, auth, { pem: cert.certPem });
+  const key = await call(http, 'POST', `/admin/accounts/${accountId}/pix-keys`, auth, { type: 'evp' });
+  await call(http, 'POST', '/sandbox/pix/incoming', auth, {
+    pixKey: key.body.key,
+    amount: '100000000.00',
+    payer: { name: 'Funding', document: '52998224725' },
+  });
+  const certHeader = encodeURIComponent(cert.certPem);
+  const token = await call(http, 'POST', '/api/auth/token', { 'x-ssl-client-cert': certHeader }, {
+    clientId: account.body.clientId,
+    clientSecret: account.body.clientSecret,
+  });
+  return { accountId, headers: { authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': certHeader } };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function load(http: Pool, clients: Client[], pick: (worker: number, i: number) => Client) {
+  const latencies: number[] = [];
+  const statuses = new Map<number, number>();
+  const deadline = performance.now() + SECONDS * 1000;
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async (_, worker) => {
+      for (let i = 0; performance.now() < deadline; i++) {
+        const client = pick(worker, i);
+        const started = performance.now();
+        const res = await call(http, 'POST', '/dict/pix', { ...client.headers, 'x-idempotency-key': randomUUID() }, {
+          pixKey: 'bench-receiver@example.com',
+          payment: { currency: 'BRL', amount: 1.23 },
+        });
+        latencies.push(performance.now() - started);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  const ok = statuses.get(201) ?? 0;
+  return { tps: ok / SECONDS, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: Object.fromEntries(statuses) };
+}
+
+function pgbench(): number {
+  const name = `pix_bench_pgbench_${Date.now()}`;
+  execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', name]);
+  try {
+    execFileSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-i', '-q', '-s', '16', name], { stdio: 'ignore' });
+    const out = execFileSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-M', 'prepared', '-c', '16', '-j', '2', '-T', String(SECONDS), name], {
+      encoding: 'utf8',
+    });
+    const match = /tps = ([\d.]+) \(without initial connection time\)/.exec(out);
+    return match ? Number(match[1]) : NaN;
+  } finally {
+    execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--force', name]);
+  }
+}
+
+async function invariants(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const total = await client.query(`select coalesce(sum(balance), 0)::text as s from ledger_accounts`);
+  const mismatched = await client.query(`
+    select count(*)::int as n from ledger_accounts a
+     where a.balance <> coalesce((select sum(amount_centavos) from postings where credit_account_id = a.id), 0)
+                     - coalesce((select sum(amount_centavos) from postings where debit_account_id = a.id), 0)`);
+  const negative = await client.query(`select count(*)::int as n from ledger_accounts where not allow_negative and balance < 0`);
+  await client.end();
+  return { sum: total.rows[0].s as string, mismatched: mismatched.rows[0].n as number, negative: negative.rows[0].n as number };
+}
+
+async function main() {
+  const name = `pix_bench_${Date.now()}`;
+  await admin(`create database ${name}`);
+  const url = databaseUrl(name);
+  const service = await startService(url);
+  const http = new Pool(`http://127.0.0.1:${PORT}`, { connections: CLIENTS + 4, pipelining: 1 });
+  try {
+    await call(http, 'POST', '/sandbox/dict/keys', { authorization: `Bearer ${ADMIN}` }, {
+      key: 'bench-receiver@example.com',
+      name: 'Bench Receiver',
+      document: '11222333000181',
+      ispb: '60746948',
+    });
+    const clients: Client[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) clients.push(await provision(http, i + 1));
+
+    const spread = await load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!);
+    const hot = await load(http, clients, () => clients[0]!);
+    const reference = pgbench();
+    const check = await invariants(url);
+
+    const row = (label: string, r: Awaited<ReturnType<typeof load>>) =>
+      `| ${label} | ${r.tps.toFixed(0)} | ${(r.tps / reference).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${JSON.stringify(r.statuses)} |`;
+    console.log(`\nPOST /dict/pix, ${CLIENTS} concurrent clients, ${SECONDS} s each, PostgreSQL ${url.replace(/\/\/.*@/, '//')}`);
+    console.log('| load | transfers/s | × pgbench | p50 ms | p99 ms | statuses |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(row(`${ACCOUNTS} accounts`, spread));
+    console.log(row('one hot account', hot));
+    console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | |`);
+    console.log(`\ninvariants: sum of all balances = ${check.sum} (must be 0), balances not equal to their postings = ${check.mismatched}, negative balances = ${check.negative}`);
+    if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0) process.exitCode = 1;
+  } finally {
+    await http.close();
+    service.kill('SIGTERM');
+    await new Promise((resolve) => service.on('exit', resolve));
+    await admin(`drop database if exists ${name} with (force)`);
+  }
+}
+
+await main();
