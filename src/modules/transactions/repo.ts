@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { DbExecutor } from '../../db/client.ts';
 
 export type TransactionType = 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
@@ -68,8 +69,8 @@ export async function listTransactions(db: DbExecutor, f: ListFilter, page: { of
 export type TransactionRow = Awaited<ReturnType<typeof listTransactions>>['rows'][number];
 
 /**
- * The caller's transactions whose end-to-end id, external id or numeric id is `identifier`
- * (optionally tied to a key): a few rows, ranked by the caller.
+ * The caller's transaction whose end-to-end id, numeric id or external id is `identifier`
+ * (optionally tied to a key), preferring them in that order when several match.
  */
 export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: string, pixKey?: string) {
   const numericId = /^[1-9]\d{0,17}$/.test(identifier) ? BigInt(identifier) : null;
@@ -85,5 +86,10 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
       ]),
     );
   if (pixKey !== undefined) q = q.where('pix_key', '=', pixKey);
-  return q.orderBy('id', 'asc').limit(5).execute();
+  return q
+    .orderBy(sql`end_to_end_id is not distinct from ${identifier}`, 'desc')
+    .orderBy(sql`id = ${numericId ?? 0n}`, 'desc')
+    .orderBy('id', 'asc')
+    .limit(1)
+    .executeTakeFirst();
 }

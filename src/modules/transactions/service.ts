@@ -37,11 +37,12 @@ function bound(text: string, field: string) {
 export function interval(query: ListQuery, now: Date, defaultDays: number): { from: Date; to: Date } {
   const end = query.endDate !== undefined ? bound(query.endDate, 'endDate') : { at: now, isDate: false };
   const start = query.startDate !== undefined ? bound(query.startDate, 'startDate') : { at: new Date(end.at.getTime() - defaultDays * DAY_MS), isDate: false };
-  if (end.at.getTime() < start.at.getTime()) throw badRequest('INVALID_INTERVAL', 'endDate must not be before startDate');
+  const to = end.isDate ? new Date(end.at.getTime() + DAY_MS) : new Date(end.at.getTime() + 1);
+  // Against the exclusive end: an end date covers its whole day, so a start later that day is fine.
+  if (to.getTime() <= start.at.getTime()) throw badRequest('INVALID_INTERVAL', 'endDate must not be before startDate');
   if (end.at.getTime() - start.at.getTime() > MAX_INTERVAL_DAYS * DAY_MS) {
     throw badRequest('INTERVAL_TOO_LONG', `The interval between startDate and endDate is at most ${MAX_INTERVAL_DAYS} days`);
   }
-  const to = end.isDate ? new Date(end.at.getTime() + DAY_MS) : new Date(end.at.getTime() + 1);
   return { from: start.at, to };
 }
 
@@ -75,17 +76,8 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
   return { rows, metadata: metadata(page, size, total) };
 }
 
-/** End-to-end id first, then the numeric id, then the external id: the formats rarely overlap. */
-function best(rows: TransactionRow[], identifier: string): TransactionRow | undefined {
-  return (
-    rows.find((r) => r.end_to_end_id === identifier) ??
-    rows.find((r) => r.id.toString() === identifier) ??
-    rows.find((r) => r.external_id === identifier)
-  );
-}
-
 export async function findOne(deps: TransactionsDeps, accountId: bigint, identifier: string, pixKey?: string): Promise<TransactionRow> {
-  const row = best(await findByIdentifier(deps.db, accountId, identifier, pixKey), identifier);
+  const row = await findByIdentifier(deps.db, accountId, identifier, pixKey);
   if (!row) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
   return row;
 }
