@@ -25,25 +25,31 @@ DECLARE
   v_ledger_tx  bigint;
   v_tx_id      bigint;
   v_body       jsonb;
+  v_external_id text := p_external_id;
+  v_locked     boolean;
 BEGIN
-  -- Another transaction holding this key means the first request is still in flight: 409,
-  -- at once, instead of waiting on the unique index.
-  IF NOT pg_try_advisory_xact_lock(hashtextextended(p_account_id::text || ':' || p_idempotency_key, 7262)) THEN
-    RETURN QUERY SELECT 'in_flight'::text, NULL::integer, NULL::jsonb;
+  v_locked := pg_try_advisory_xact_lock(hashtextextended(p_account_id::text || ':' || p_idempotency_key, 7262));
+
+  -- A stored answer is final until it expires: replay it (or refuse another body) even while
+  -- another transaction holds the key, since that one can only be replaying it as well.
+  SELECT * INTO v_existing FROM idempotency_keys
+   WHERE account_id = p_account_id AND key = p_idempotency_key;
+  IF FOUND AND v_existing.expires_at > p_now THEN
+    IF v_existing.request_hash <> p_request_hash THEN
+      RETURN QUERY SELECT 'idempotency_mismatch'::text, NULL::integer, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT 'replay'::text, v_existing.response_status, v_existing.response_body;
+    END IF;
     RETURN;
   END IF;
 
-  SELECT * INTO v_existing FROM idempotency_keys
-   WHERE account_id = p_account_id AND key = p_idempotency_key;
-  IF FOUND THEN
-    IF v_existing.expires_at > p_now THEN
-      IF v_existing.request_hash <> p_request_hash THEN
-        RETURN QUERY SELECT 'idempotency_mismatch'::text, NULL::integer, NULL::jsonb;
-      ELSE
-        RETURN QUERY SELECT 'replay'::text, v_existing.response_status, v_existing.response_body;
-      END IF;
-      RETURN;
-    END IF;
+  -- No answer yet and another transaction holding this key: the first request is still in
+  -- flight. 409 at once, instead of waiting on the unique index.
+  IF NOT v_locked THEN
+    RETURN QUERY SELECT 'in_flight'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF v_existing.key IS NOT NULL THEN
     DELETE FROM idempotency_keys WHERE account_id = p_account_id AND key = p_idempotency_key;
   END IF;
 
@@ -70,6 +76,14 @@ BEGIN
     RETURN QUERY SELECT 'external_id_taken'::text, NULL::integer, NULL::jsonb;
     RETURN;
   END IF;
+  -- Without an externalId the transfer's is its idempotency key, unless another transfer of the
+  -- account already holds that value (this key used more than 24 hours ago): then it has none,
+  -- since a key past its 24 hours may be used again and externalIds stay unique per account.
+  IF p_external_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_idempotency_key AND type = 'WITHDRAW'
+  ) THEN
+    v_external_id := p_idempotency_key;
+  END IF;
 
   -- The guarded debit: no row means not enough available money (the CHECK backs it up).
   UPDATE ledger_accounts SET balance = balance - p_amount_centavos
@@ -93,7 +107,7 @@ BEGIN
     counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
     counterpart_branch, counterpart_account, counterpart_account_id, created_at, updated_at
   ) VALUES (
-    p_account_id, 'WITHDRAW', 'PENDING', p_amount_centavos, coalesce(p_external_id, p_idempotency_key),
+    p_account_id, 'WITHDRAW', 'PENDING', p_amount_centavos, v_external_id,
     p_end_to_end_id, p_idempotency_key, p_pix_key, p_description, p_priority,
     p_now + make_interval(secs => p_expiration_s), p_ispb_deny,
     v_key.owner_name, v_key.owner_document, v_key.ispb, v_key.bank_name,
