@@ -25,6 +25,7 @@ export class Worker {
   #wake: (() => void) | undefined;
   #pending = false;
   #listener: pg.Client | undefined;
+  #listening: Promise<void> | undefined;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -34,7 +35,7 @@ export class Worker {
   start(): void {
     if (this.#running) return;
     this.#running = true;
-    if (this.#options.listenUrl) void this.#listen(this.#options.listenUrl);
+    if (this.#options.listenUrl) this.#listening = this.#listen(this.#options.listenUrl);
     this.#loop = this.#run();
   }
 
@@ -49,6 +50,7 @@ export class Worker {
     this.#wake?.();
     await this.#loop;
     await this.#listener?.end().catch(() => undefined);
+    await this.#listening;
   }
 
   async #run(): Promise<void> {
@@ -91,7 +93,8 @@ export class Worker {
         client.on('notification', this.wake);
         await client.query('LISTEN pix_settlement');
         this.#listener = client;
-        await closed;
+        // stop() may have come while connecting; it ends the client it saw, so check again.
+        if (this.#running) await closed;
       } catch (error) {
         this.#options.log.warn({ err: error }, 'settlement LISTEN connection failed; polling meanwhile');
       }

@@ -43,6 +43,27 @@ export async function holderBalances(db: DbExecutor, accountId: bigint): Promise
 }
 
 /**
+ * Locks, in ascending id order, the ledger accounts of these holders and these system codes.
+ * A transaction that posts to several accounts (a settlement batch) takes its locks here first,
+ * so two of them never wait on each other in a cycle (a deadlock PostgreSQL would abort).
+ */
+export async function lockLedgerAccounts(trx: Trx, holderAccountIds: readonly bigint[], systemCodes: readonly string[]): Promise<void> {
+  if (holderAccountIds.length === 0 && systemCodes.length === 0) return;
+  await trx
+    .selectFrom('ledger_accounts')
+    .select('id')
+    .where((eb) =>
+      eb.or([
+        ...(holderAccountIds.length > 0 ? [eb('account_id', 'in', [...holderAccountIds])] : []),
+        ...(systemCodes.length > 0 ? [eb.and([eb('account_id', 'is', null), eb('code', 'in', [...systemCodes])])] : []),
+      ]),
+    )
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+}
+
+/**
  * Applies postings inside the caller's transaction. The debit is a guarded update: the
  * no-overdraft CHECK on ledger_accounts rejects a balance that would go negative, so two
  * concurrent debits can never both spend the same money.

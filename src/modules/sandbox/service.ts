@@ -28,6 +28,14 @@ function amount(raw: string): bigint {
   return centavos;
 }
 
+/** A key as the directory stores it (e-mails in lower case); 400 when it is no PIX key at all. */
+function pixKey(raw: string, field: string) {
+  const trimmed = raw.trim();
+  const type = detectPixKeyType(trimmed.includes('@') ? trimmed.toLowerCase() : trimmed);
+  if (!type) throw badRequest('INVALID_PIX_KEY', `${field} is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)`);
+  return { key: type === 'EMAIL' ? trimmed.toLowerCase() : trimmed, type };
+}
+
 export interface ExternalKeyInput {
   key: string;
   name: string;
@@ -41,10 +49,7 @@ export interface ExternalKeyInput {
 
 /** A key held at another institution, so that transfers to it can be simulated. */
 export async function registerExternalKey(deps: SandboxDeps, input: ExternalKeyInput) {
-  const raw = input.key.trim();
-  const type = detectPixKeyType(raw.includes('@') ? raw.toLowerCase() : raw);
-  if (!type) throw badRequest('INVALID_PIX_KEY', 'key is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)');
-  const key = type === 'EMAIL' ? raw.toLowerCase() : raw;
+  const { key, type } = pixKey(input.key, 'key');
   const owner = document(input.document, 'document');
   if ((type === 'CPF' || type === 'CNPJ') && key !== owner) throw badRequest('INVALID_PIX_KEY', `a ${type} key must be its holder's document`);
   if (input.ispb === deps.ispb) throw badRequest('OWN_ISPB', 'keys of this institution are registered through POST /admin/accounts/{id}/pix-keys');
@@ -74,6 +79,7 @@ export interface IncomingPixInput {
 
 /** A PIX arrives from another institution to the account owning `pixKey`. */
 export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixInput) {
+  const { key: receiverKey } = pixKey(input.pixKey, 'pixKey');
   const centavos = amount(input.amount);
   const payerDocument = document(input.payer.document, 'payer.document');
   const now = deps.clock.now();
@@ -81,7 +87,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   if (Number.isNaN(receivedAt.getTime()) || receivedAt.getTime() > now.getTime()) {
     throw badRequest('INVALID_RECEIVED_AT', 'receivedAt must be a timestamp that is not in the future');
   }
-  const key = await repo.findKey(deps.db, input.pixKey.includes('@') ? input.pixKey.toLowerCase() : input.pixKey);
+  const key = await repo.findKey(deps.db, receiverKey);
   if (!key?.account_id) throw unprocessable('PIX_KEY_NOT_FOUND', 'PIX key not found among the keys of this institution');
   const accountId = key.account_id;
   if (input.txid !== undefined && !(await repo.chargeExists(deps.db, accountId, input.txid))) {

@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { INSTITUTION_NAME } from '../accounts/service.ts';
-import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
+import { holderLedgerAccountIds, lockLedgerAccounts, post, systemLedgerAccountId } from '../ledger/service.ts';
 import { enqueue } from '../notifications/repo.ts';
 import { receivePayload, transferPayload } from '../notifications/payloads.ts';
 import { claimDueTransfers, findAccountParty, finishTransfer, insertReceived, type TransferToSettle } from './repo.ts';
@@ -78,13 +78,28 @@ async function settleInternal(trx: Trx, deps: SettlementDeps, t: TransferToSettl
   await enqueue(trx, { accountId: receiverId, eventType: 'cash_in', transactionId: received.id, payload: receivePayload(received), now });
 }
 
+/**
+ * Every ledger account a batch posts to, locked up front in one order: batches running in
+ * parallel would otherwise lock senders and the network in opposite orders and deadlock.
+ */
+async function lockBatchLedgerAccounts(trx: Trx, decisions: readonly { t: TransferToSettle; decision: Decision }[]): Promise<void> {
+  const holders = new Set<bigint>();
+  for (const { t, decision } of decisions) {
+    holders.add(t.account_id);
+    if (decision === 'internal') holders.add(t.counterpart_account_id!);
+  }
+  const toNetwork = decisions.some((d) => d.decision === 'external');
+  await lockLedgerAccounts(trx, [...holders], toNetwork ? ['pix_network'] : []);
+}
+
 async function settleBatch(deps: SettlementDeps, force: boolean, limit: number): Promise<SettlementResult & { claimed: number }> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const due = await claimDueTransfers(trx, { now, normDueBefore: new Date(now.getTime() - deps.settlementDelayMs), force, limit });
     const result = { settled: 0, failed: 0, claimed: due.length };
-    for (const t of due) {
-      const decision = decide(t, now);
+    const decisions = due.map((t) => ({ t, decision: decide(t, now) }));
+    await lockBatchLedgerAccounts(trx, decisions);
+    for (const { t, decision } of decisions) {
       if (decision === 'expire' || decision === 'reject') {
         await fail(trx, t, now, decision === 'expire' ? REASON_EXPIRED : REASON_REJECTED);
         result.failed++;
