@@ -38,7 +38,7 @@ function cpf(n: number): string {
 
 async function startService(url: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: '1000' },
+    env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: process.env.BENCH_SETTLEMENT_DELAY_MS ?? '1000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((resolve, reject) => {

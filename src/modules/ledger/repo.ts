@@ -43,54 +43,20 @@ export async function holderBalances(db: DbExecutor, accountId: bigint): Promise
 }
 
 /**
- * Locks, in ascending id order, the ledger accounts of these holders and these system codes.
- * A transaction that posts to several accounts (a settlement batch) takes its locks here first,
- * so two of them never wait on each other in a cycle (a deadlock PostgreSQL would abort).
+ * One posting through the database's ledger_post (migration 0002), the single implementation
+ * that SQL functions and this code share: a guarded debit, the credit, the posting row. Returns
+ * the ledger transaction id, or null when the debit account cannot pay (nothing is written).
  */
-export async function lockLedgerAccounts(trx: Trx, holderAccountIds: readonly bigint[], systemCodes: readonly string[]): Promise<void> {
-  if (holderAccountIds.length === 0 && systemCodes.length === 0) return;
-  await trx
-    .selectFrom('ledger_accounts')
-    .select('id')
-    .where((eb) =>
-      eb.or([
-        ...(holderAccountIds.length > 0 ? [eb('account_id', 'in', [...holderAccountIds])] : []),
-        ...(systemCodes.length > 0 ? [eb.and([eb('account_id', 'is', null), eb('code', 'in', [...systemCodes])])] : []),
-      ]),
-    )
-    .orderBy('id')
-    .forUpdate()
-    .execute();
-}
-
-/**
- * Applies postings inside the caller's transaction. The debit is a guarded update: the
- * no-overdraft CHECK on ledger_accounts rejects a balance that would go negative, so two
- * concurrent debits can never both spend the same money.
- */
-export async function insertLedgerTransaction(trx: Trx, kind: string, reference: string | null): Promise<bigint> {
-  const row = await trx.insertInto('ledger_transactions').values({ kind, reference }).returning('id').executeTakeFirstOrThrow();
-  return row.id;
-}
-
-export async function applyPosting(trx: Trx, ledgerTxId: bigint, posting: Posting): Promise<void> {
-  await trx
-    .updateTable('ledger_accounts')
-    .set({ balance: sql<bigint>`balance - ${posting.amountCentavos}` })
-    .where('id', '=', posting.debitAccountId)
-    .execute();
-  await trx
-    .updateTable('ledger_accounts')
-    .set({ balance: sql<bigint>`balance + ${posting.amountCentavos}` })
-    .where('id', '=', posting.creditAccountId)
-    .execute();
-  await trx
-    .insertInto('postings')
-    .values({
-      ledger_tx_id: ledgerTxId,
-      debit_account_id: posting.debitAccountId,
-      credit_account_id: posting.creditAccountId,
-      amount_centavos: posting.amountCentavos,
-    })
-    .execute();
+export async function applyPosting(
+  trx: Trx,
+  kind: string,
+  reference: string | null,
+  ledgerTxId: bigint | null,
+  posting: Posting,
+  now: Date,
+): Promise<bigint | null> {
+  const result = await sql<{ id: bigint | null }>`
+    select ledger_post(${kind}, ${reference}, ${ledgerTxId}::int8, ${posting.debitAccountId}::int8,
+                       ${posting.creditAccountId}::int8, ${posting.amountCentavos}::int8, ${now}::timestamptz) as id`.execute(trx);
+  return result.rows[0]?.id ?? null;
 }

@@ -23,3 +23,20 @@ export async function enqueue(trx: Trx, event: OutboxEvent): Promise<void> {
     })
     .execute();
 }
+
+/** Several notifications in one statement (a settled batch). */
+export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await trx
+    .insertInto('outbox')
+    .values(
+      events.map((event) => ({
+        account_id: event.accountId,
+        event_type: event.eventType,
+        transaction_id: event.transactionId,
+        payload: JSON.stringify(event.payload),
+        created_at: event.now,
+      })),
+    )
+    .execute();
+}

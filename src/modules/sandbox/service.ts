@@ -98,7 +98,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   const received = await deps.db.transaction().execute(async (trx) => {
     const holder = await holderLedgerAccountIds(trx, accountId);
     const network = await systemLedgerAccountId(trx, 'pix_network');
-    await post(trx, 'pix_received', endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+    await post(trx, 'pix_received', endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }], now);
     const row = await insertReceived(trx, {
       accountId,
       amountCentavos: centavos,
@@ -142,7 +142,7 @@ export async function receiveIncomingRefund(deps: SandboxDeps, input: { endToEnd
     const rtrId = pixIdentifier('D', original.counterpart_ispb ?? SANDBOX_PAYER_ISPB, now);
     const holder = await holderLedgerAccountIds(trx, original.account_id);
     const network = await systemLedgerAccountId(trx, 'pix_network');
-    await post(trx, 'refund_received', rtrId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+    await post(trx, 'refund_received', rtrId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }], now);
     const refund = await repo.insertRefundReceived(trx, {
       accountId: original.account_id,
       originalId: original.id,

@@ -1,57 +1,45 @@
 import { sql } from 'kysely';
 import type { Trx } from '../../db/client.ts';
 
-/** Queued transfers whose turn has come, locked for this worker; others skip them. */
-export async function claimDueTransfers(trx: Trx, options: { now: Date; normDueBefore: Date; force: boolean; limit: number }) {
-  const result = await sql<TransferToSettle>`
-    select t.id, t.account_id, t.amount_centavos, t.end_to_end_id, t.pix_key, t.txid, t.idempotency_key, t.description,
-           t.priority, t.expires_at, t.created_at, t.counterpart_name, t.counterpart_document, t.counterpart_ispb,
-           t.counterpart_account_id, k.behavior
-      from transactions t
-      left join dict_keys k on k.key = t.pix_key
-     where t.status = 'PENDING' and t.type = 'WITHDRAW'
-       and (${options.force} or t.priority = 'HIGH' or t.created_at <= ${options.normDueBefore} or t.expires_at <= ${options.now})
-       -- A receiver that never answers leaves the transfer queued until it expires.
-       and (k.behavior is distinct from 'timeout' or t.expires_at <= ${options.now})
-     order by t.created_at, t.id
-     limit ${options.limit}
-       for update of t skip locked`.execute(trx);
+export interface SettledRow {
+  transaction_id: bigint;
+  outcome: 'settled' | 'failed';
+  received_id: bigint | null;
+}
+
+/** One batch through pix_settle_batch (migration 0002): claim, post, mark; one round trip. */
+export async function settleBatch(
+  trx: Trx,
+  o: { now: Date; normDueBefore: Date; force: boolean; limit: number; ispb: string; bankName: string; reasonExpired: string; reasonRejected: string },
+): Promise<SettledRow[]> {
+  const result = await sql<SettledRow>`
+    select transaction_id, outcome, received_id from pix_settle_batch(
+      ${o.now}::timestamptz, ${o.normDueBefore}::timestamptz, ${o.force}, ${o.limit}::int4,
+      ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected})`.execute(trx);
   return result.rows;
 }
 
-export interface TransferToSettle {
-  id: bigint;
-  account_id: bigint;
-  amount_centavos: bigint;
-  end_to_end_id: string;
-  pix_key: string;
-  txid: string | null;
-  idempotency_key: string | null;
-  description: string | null;
-  priority: 'HIGH' | 'NORM';
-  expires_at: Date;
-  created_at: Date;
-  counterpart_name: string | null;
-  counterpart_document: string | null;
-  counterpart_ispb: string | null;
-  counterpart_account_id: bigint | null;
-  behavior: 'reject' | 'timeout' | null;
-}
-
-export async function finishTransfer(trx: Trx, id: bigint, status: 'CONFIRMED' | 'ERROR', now: Date, reason: string | null) {
-  await trx
-    .updateTable('transactions')
-    .set({ status, error_reason: reason, processed_at: now, updated_at: now })
-    .where('id', '=', id)
-    .execute();
-}
-
-export function findAccountParty(trx: Trx, accountId: bigint) {
+/** The fields the notifications of settled transfers are built from. */
+export function findForPayloads(trx: Trx, ids: readonly bigint[]) {
   return trx
-    .selectFrom('accounts')
-    .select(['name', 'document', 'branch', 'account_number'])
-    .where('id', '=', accountId)
-    .executeTakeFirstOrThrow();
+    .selectFrom('transactions')
+    .select([
+      'id',
+      'account_id',
+      'status',
+      'error_reason',
+      'amount_centavos',
+      'end_to_end_id',
+      'pix_key',
+      'txid',
+      'idempotency_key',
+      'description',
+      'counterpart_name',
+      'counterpart_document',
+      'counterpart_ispb',
+    ])
+    .where('id', 'in', [...ids])
+    .execute();
 }
 
 export async function insertReceived(
