@@ -16,12 +16,14 @@ import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { CertificateLinkCache } from './modules/auth/link-cache.ts';
 import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
 import { transactionRoutes } from './modules/transactions/routes.ts';
+import { TransferBatcher } from './modules/transfers/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
 
 export interface AppDeps {
@@ -87,23 +89,30 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const tokens = new TokenService(db, clock);
   // Computed now, so the first unknown client id costs what every later one does.
   await decoyHash();
+  const links = new CertificateLinkCache(db, clock);
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
 
   await app.register(healthRoutes({ db }));
   await app.register(authRoutes({ db, clock, tokens, trust }));
 
   await app.register(async (accountScope) => {
-    accountScope.addHook('onRequest', accountAuthentication({ db, clock, tokens, trust }));
+    accountScope.addHook('onRequest', accountAuthentication({ db, clock, tokens, trust, links }));
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
-      transferRoutes({ db, clock, ispb: config.pspIspb, ...(deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {}) }),
+      transferRoutes({
+        db,
+        clock,
+        ispb: config.pspIspb,
+        batcher: new TransferBatcher(db),
+        ...(deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {}),
+      }),
     );
     await accountScope.register(transactionRoutes({ db, clock }));
   });
 
   await app.register(async (adminScope) => {
     adminScope.addHook('onRequest', adminAuthentication(config.adminToken));
-    await adminScope.register(adminRoutes({ db, ispb: config.pspIspb }));
+    await adminScope.register(adminRoutes({ db, ispb: config.pspIspb, onCertificateUnlinked: (id, fp) => links.invalidate(id, fp) }));
     if (config.mode === 'sandbox') {
       await adminScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
     }

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../db/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import { isCurrentlyValid, thumbprintToFingerprint } from '../lib/certificate.ts';
-import { findLinkedCertificate } from '../modules/accounts/repo.ts';
+import type { CertificateLinkCache } from '../modules/auth/link-cache.ts';
 import { InvalidToken, type TokenService } from '../modules/auth/tokens.ts';
 import { presentedCertificate, type CertificateTrust } from './client-certificate.ts';
 import { badRequest, unauthorized } from './errors.ts';
@@ -28,6 +28,7 @@ export interface AuthDeps {
   readonly clock: Clock;
   readonly tokens: TokenService;
   readonly trust: CertificateTrust;
+  readonly links: CertificateLinkCache;
 }
 
 /**
@@ -55,11 +56,11 @@ export function accountAuthentication(deps: AuthDeps) {
     if (presented.kind === 'present' && presented.certificate.thumbprint !== claims.thumbprint) {
       throw unauthorized('CERTIFICATE_MISMATCH', 'The client certificate does not match the access token');
     }
-    const linked = await findLinkedCertificate(deps.db, claims.accountId, thumbprintToFingerprint(claims.thumbprint));
-    if (!linked || linked.status !== 'ACTIVE') {
+    const linked = await deps.links.get(claims.accountId, thumbprintToFingerprint(claims.thumbprint));
+    if (!linked?.active) {
       throw unauthorized('CERTIFICATE_UNLINKED', 'The certificate of this access token is no longer linked to the account');
     }
-    if (!isCurrentlyValid({ notBefore: linked.not_before, notAfter: linked.not_after }, deps.clock.now())) {
+    if (!isCurrentlyValid(linked, deps.clock.now())) {
       throw unauthorized('CERTIFICATE_EXPIRED', 'The certificate of this access token has expired');
     }
     request.accountId = claims.accountId;

@@ -1,6 +1,7 @@
 import { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { fromX509, parsePemCertificate, type ParsedCertificate } from '../lib/certificate.ts';
+import { Lru } from '../lib/lru.ts';
 
 export const CERT_HEADER = 'x-ssl-client-cert';
 
@@ -51,8 +52,20 @@ export function presentedCertificate(request: FastifyRequest, trust: Certificate
   return parseCertificateHeader(raw);
 }
 
+/** Parsed headers: a client sends the same certificate with every request. */
+const parsedHeaders = new Lru<string, PresentedCertificate>(1_000);
+
 /** The header carries a URL-encoded PEM (as nginx's $ssl_client_escaped_cert). */
 export function parseCertificateHeader(raw: string): PresentedCertificate {
+  let parsed = parsedHeaders.get(raw);
+  if (!parsed) {
+    parsed = parseHeaderText(raw);
+    parsedHeaders.set(raw, parsed);
+  }
+  return parsed;
+}
+
+function parseHeaderText(raw: string): PresentedCertificate {
   if (!raw.includes('%')) {
     return { kind: 'malformed', reason: 'X-SSL-Client-Cert must be a URL-encoded PEM certificate' };
   }

@@ -164,7 +164,7 @@ $$;
 -- Several transfers in one transaction and one commit (requests that arrive together). The
 -- ledger accounts of every payer in the batch are locked first, in id order, as settlement
 -- does, so concurrent batches cannot deadlock; each item keeps its own outcome and answer.
-CREATE FUNCTION pix_transfer_create_batch(p_items jsonb, p_now timestamptz)
+CREATE FUNCTION pix_transfer_create_batch(p_items jsonb)
 RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -177,13 +177,13 @@ BEGIN
     SELECT * FROM jsonb_to_recordset(p_items) AS x(
       ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
       priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
-      external_id text, end_to_end_id text)
+      external_id text, end_to_end_id text, now timestamptz)
      ORDER BY x.ord
   LOOP
     RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
       FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
                                it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
-                               it.end_to_end_id, p_now) c;
+                               it.end_to_end_id, it.now) c;
   END LOOP;
 END;
 $$;

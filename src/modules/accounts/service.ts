@@ -17,6 +17,8 @@ export const MAX_PIX_KEYS_PER_ACCOUNT = 20;
 export interface AccountsDeps {
   readonly db: Db;
   readonly ispb: string;
+  /** Told when a certificate is unlinked, so cached links drop it at once. */
+  readonly onCertificateUnlinked?: (accountId: bigint, fingerprint: string) => void;
 }
 
 export interface CreatedAccount {
@@ -89,6 +91,7 @@ export async function unlinkCertificate(deps: AccountsDeps, accountId: bigint, f
   await requireAccount(deps, accountId);
   const removed = await repo.deleteCertificate(deps.db, accountId, fingerprint.toLowerCase());
   if (!removed) throw notFound('CERTIFICATE_NOT_FOUND', 'Certificate not linked to this account');
+  deps.onCertificateUnlinked?.(accountId, fingerprint.toLowerCase());
 }
 
 const KEY_TYPES: Record<string, PixKeyType> = { cpf: 'CPF', cnpj: 'CNPJ', email: 'EMAIL', phone: 'PHONE', evp: 'EVP' };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { Lru } from '../../lib/lru.ts';
 
 export const TOKEN_LIFETIME_SECONDS = 1800;
 const ALGORITHM = 'EdDSA';
@@ -27,6 +28,9 @@ export class TokenService {
   readonly #clock: Clock;
   #signing: Promise<{ kid: string; key: CryptoKey }> | undefined;
   readonly #publicKeys = new Map<string, Promise<CryptoKey | null>>();
+  /** Tokens already verified: the signature check is the costly part and its answer never
+   * changes; expiry is checked again on every use. */
+  readonly #verified = new Lru<string, TokenClaims & { expiresAtMs: number }>(10_000);
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
@@ -48,6 +52,11 @@ export class TokenService {
   }
 
   async verify(token: string): Promise<TokenClaims> {
+    const known = this.#verified.get(token);
+    if (known) {
+      if (this.#clock.now().getTime() >= known.expiresAtMs) throw new InvalidToken('Access token expired');
+      return { accountId: known.accountId, thumbprint: known.thumbprint };
+    }
     let payload;
     try {
       ({ payload } = await jwtVerify(token, (header) => this.#publicKey(header.kid), {
@@ -67,7 +76,9 @@ export class TokenService {
       throw new InvalidToken('Access token is not bound to a certificate');
     }
     if (!payload.sub || !/^[1-9]\d{0,18}$/.test(payload.sub)) throw new InvalidToken('Access token is invalid');
-    return { accountId: BigInt(payload.sub), thumbprint };
+    const claims = { accountId: BigInt(payload.sub), thumbprint };
+    this.#verified.set(token, { ...claims, expiresAtMs: payload.exp! * 1000 });
+    return claims;
   }
 
   #signingKey(): Promise<{ kid: string; key: CryptoKey }> {

@@ -29,14 +29,38 @@ export interface CreateTransferRow {
   now: Date;
 }
 
-/** One round trip: the whole of POST /dict/pix runs in pix_transfer_create (migration 0002). */
-export async function createTransfer(db: Db, row: CreateTransferRow) {
-  const result = await sql<{ outcome: CreateOutcome; response_status: number | null; response_body: unknown }>`
-    select outcome, response_status, response_body from pix_transfer_create(
-      ${row.accountId}::int8, ${row.idempotencyKey}, ${row.requestHash}, ${row.amountCentavos}::int8, ${row.pixKey},
-      ${row.priority}, ${row.expirationSeconds}::int4, ${row.creditorDocument}, ${row.ispbDeny}::text[], ${row.description},
-      ${row.externalId}, ${row.endToEndId}, ${row.now}::timestamptz)`.execute(db);
-  const first = result.rows[0];
-  if (!first) throw new Error('pix_transfer_create returned no row');
-  return first;
+export interface CreateResult {
+  outcome: CreateOutcome;
+  response_status: number | null;
+  response_body: unknown;
+}
+
+/**
+ * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
+ * (migration 0002) runs the whole of each (idempotency, directory, debit, stored answer).
+ * Answers come back in the order of `rows`.
+ */
+export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]): Promise<CreateResult[]> {
+  const items = rows.map((row, ord) => ({
+    ord,
+    account_id: row.accountId.toString(),
+    idempotency_key: row.idempotencyKey,
+    request_hash: row.requestHash,
+    amount: row.amountCentavos.toString(),
+    pix_key: row.pixKey,
+    priority: row.priority,
+    expiration: row.expirationSeconds,
+    creditor_document: row.creditorDocument,
+    ispb_deny: row.ispbDeny,
+    description: row.description,
+    external_id: row.externalId,
+    end_to_end_id: row.endToEndId,
+    now: row.now.toISOString(),
+  }));
+  const result = await sql<CreateResult & { ord: number }>`
+    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`.execute(db);
+  const answers: CreateResult[] = new Array(rows.length);
+  for (const r of result.rows) answers[r.ord] = r;
+  for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
+  return answers;
 }

@@ -7,10 +7,12 @@ import { MAX_AMOUNT_CENTAVOS, numberToCentavos } from '../../lib/money.ts';
 import { detectPixKeyType } from '../../lib/pix-key.ts';
 import { requestHash } from '../../lib/stable-json.ts';
 import { insufficientFunds } from '../ledger/service.ts';
-import { createTransfer as insertTransfer, type CreateOutcome } from './repo.ts';
+import type { TransferBatcher } from './batcher.ts';
+import type { CreateOutcome } from './repo.ts';
 
 export interface TransfersDeps {
   readonly db: Db;
+  readonly batcher: TransferBatcher;
   readonly clock: Clock;
   readonly ispb: string;
   /** Called after a HIGH transfer is accepted, so the worker settles it at once. */
@@ -81,6 +83,8 @@ const OUTCOME_ERRORS: Partial<Record<CreateOutcome, () => AppError>> = {
   insufficient_funds: insufficientFunds,
 };
 
+/** Two transfers of one account cannot race on an externalId (their batches lock the account
+ * first), but the unique index stays the last word. */
 function isExternalIdRace(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string; message?: string };
   return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('transactions_account_external_idx');
@@ -103,7 +107,7 @@ export async function createTransfer(
   const now = deps.clock.now();
   let row;
   try {
-    row = await insertTransfer(deps.db, {
+    row = await deps.batcher.submit({
       accountId,
       idempotencyKey,
       requestHash: requestHash(request),
