@@ -37,7 +37,7 @@ function cpf(n: number): string {
 }
 
 async function startService(url: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), MAIN, 'serve'], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(PORT), ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: process.env.BENCH_SETTLEMENT_DELAY_MS ?? '1000' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

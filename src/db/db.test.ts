@@ -53,15 +53,15 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   });
 
   it('refuses postings of zero, negative amounts and self-transfers', async () => {
-    const { rows } = await sql<{ id: bigint }>`insert into ledger_transactions (kind) values ('test') returning id`.execute(t.db);
+    const { rows } = await sql<{ id: bigint }>`select nextval('ledger_tx_seq') as id`.execute(t.db);
     const tx = rows[0]!.id;
     const network = (await sql<{ id: bigint }>`select id from ledger_accounts where code = 'pix_network'`.execute(t.db)).rows[0]!.id;
     const other = (
       await sql<{ id: bigint }>`insert into ledger_accounts (account_id, code, allow_negative) values (null, 'test_other', true) returning id`.execute(t.db)
     ).rows[0]!.id;
     const insert = (debit: bigint, credit: bigint, amount: bigint) =>
-      sql`insert into postings (ledger_tx_id, debit_account_id, credit_account_id, amount_centavos)
-          values (${tx}, ${debit}, ${credit}, ${amount})`.execute(t.db);
+      sql`insert into postings (ledger_tx_id, kind, debit_account_id, credit_account_id, amount_centavos)
+          values (${tx}, 'test', ${debit}, ${credit}, ${amount})`.execute(t.db);
     await insert(network, other, 1n);
     for (const amount of [0n, -5n]) {
       await assert.rejects(insert(network, other, amount), (e: { code?: string }) => e.code === '23514');

@@ -60,21 +60,25 @@ export interface LedgerAccountsTable {
   id: Generated<bigint>;
   account_id: Id | null;
   code: string;
+  shard: ColumnType<number, number | undefined, never>;
   balance: ColumnType<bigint, bigint | undefined, bigint>;
   allow_negative: ColumnType<boolean, boolean | undefined, never>;
   created_at: CreatedAt;
 }
 
+/** A view over postings: one row per ledger transaction. */
 export interface LedgerTransactionsTable {
-  id: Generated<bigint>;
-  kind: string;
-  reference: string | null;
-  created_at: CreatedAt;
+  id: ColumnType<bigint, never, never>;
+  kind: ColumnType<string, never, never>;
+  reference: ColumnType<string | null, never, never>;
+  created_at: ColumnType<Date, never, never>;
 }
 
 export interface PostingsTable {
   id: Generated<bigint>;
   ledger_tx_id: Id;
+  kind: string;
+  reference: string | null;
   debit_account_id: Id;
   credit_account_id: Id;
   amount_centavos: bigint;
@@ -107,6 +111,7 @@ export interface TransactionsTable {
   counterpart_branch: string | null;
   counterpart_account: string | null;
   counterpart_account_id: Id | null;
+  hold_ledger_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   processed_at: Timestamp | null;

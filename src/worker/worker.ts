@@ -54,7 +54,7 @@ export class Worker {
   }
 
   async #run(): Promise<void> {
-    const batch = this.#options.batchSize ?? 100;
+    const batch = this.#options.batchSize ?? Number(process.env.BENCH_SETTLE_BATCH ?? 100);
     while (this.#running) {
       this.#pending = false;
       try {

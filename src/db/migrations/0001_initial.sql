@@ -62,43 +62,55 @@ CREATE INDEX dict_keys_account_idx ON dict_keys (account_id) WHERE account_id IS
 -- system accounts (account_id null) stand for the rest of the Pix network. A posting moves a
 -- positive amount from one ledger account to another, so every posting set sums to zero by
 -- construction, and the CHECK below is the no-overdraft rule.
+--
+-- The blocked money of an account is spread over several shards (rows with the same code): a
+-- batch of new transfers holds money in one shard while settlement releases it from others, so
+-- the two do not wait for each other's row locks. The blocked balance is the sum of the shards.
 CREATE TABLE ledger_accounts (
   id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   account_id      bigint      REFERENCES accounts (id),
   code            text        NOT NULL,
+  shard           smallint    NOT NULL DEFAULT 0 CHECK (shard BETWEEN 0 AND 63),
   balance         bigint      NOT NULL DEFAULT 0,
   allow_negative  boolean     NOT NULL DEFAULT false,
   created_at      timestamptz NOT NULL DEFAULT now(),
   CONSTRAINT ledger_accounts_no_overdraft CHECK (allow_negative OR balance >= 0)
 );
-CREATE UNIQUE INDEX ledger_accounts_owner_code_idx ON ledger_accounts (account_id, code) WHERE account_id IS NOT NULL;
-CREATE UNIQUE INDEX ledger_accounts_system_code_idx ON ledger_accounts (code) WHERE account_id IS NULL;
+CREATE UNIQUE INDEX ledger_accounts_owner_code_idx ON ledger_accounts (account_id, code, shard) WHERE account_id IS NOT NULL;
+CREATE UNIQUE INDEX ledger_accounts_system_code_idx ON ledger_accounts (code, shard) WHERE account_id IS NULL;
 
-CREATE TABLE ledger_transactions (
-  id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  kind        text        NOT NULL,
-  reference   text,
-  created_at  timestamptz NOT NULL DEFAULT now()
-);
+-- A posting moves a positive amount from one ledger account to another; the postings of one
+-- movement share a ledger_tx_id. Postings are append-only and carry no secondary index and no
+-- foreign keys: they are the audit trail, read in bulk, written only by ledger_post (migration
+-- 0002) with ledger account ids it has just updated, and each check would slow the hot path.
+CREATE SEQUENCE ledger_tx_seq;
 
 CREATE TABLE postings (
   id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  ledger_tx_id       bigint      NOT NULL REFERENCES ledger_transactions (id),
-  debit_account_id   bigint      NOT NULL REFERENCES ledger_accounts (id),
-  credit_account_id  bigint      NOT NULL REFERENCES ledger_accounts (id),
+  ledger_tx_id       bigint      NOT NULL,
+  kind               text        NOT NULL,
+  reference          text,
+  debit_account_id   bigint      NOT NULL,
+  credit_account_id  bigint      NOT NULL,
   amount_centavos    bigint      NOT NULL CHECK (amount_centavos > 0),
   created_at         timestamptz NOT NULL DEFAULT now(),
   CHECK (debit_account_id <> credit_account_id)
 );
-CREATE INDEX postings_ledger_tx_idx ON postings (ledger_tx_id);
-CREATE INDEX postings_debit_idx ON postings (debit_account_id);
-CREATE INDEX postings_credit_idx ON postings (credit_account_id);
+
+-- The movements, one row per ledger transaction.
+CREATE VIEW ledger_transactions AS
+  SELECT ledger_tx_id AS id, min(kind) AS kind, min(reference) AS reference, min(created_at) AS created_at
+    FROM postings GROUP BY ledger_tx_id;
 
 -- Every Pix movement an account holder sees: transfers out (WITHDRAW), PIX in (PAYMENT),
 -- refunds we send (REFUND_IN) and refunds we receive (REFUND_OUT).
+-- The hot-path tables (transactions, idempotency_keys, postings) have no foreign keys: their
+-- rows are written only by the SQL functions of migration 0002 and by services, always for an
+-- account that exists (accounts are never deleted), and the triggers behind foreign keys cost
+-- about a quarter of a transfer's database time.
 CREATE TABLE transactions (
   id                      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  account_id              bigint      NOT NULL REFERENCES accounts (id),
+  account_id              bigint      NOT NULL,
   type                    text        NOT NULL CHECK (type IN ('PAYMENT', 'WITHDRAW', 'REFUND_IN', 'REFUND_OUT')),
   status                  text        NOT NULL CHECK (status IN ('PENDING', 'CONFIRMED', 'ERROR')),
   amount_centavos         bigint      NOT NULL CHECK (amount_centavos > 0),
@@ -113,7 +125,7 @@ CREATE TABLE transactions (
   expires_at              timestamptz,
   ispb_deny               text[],
   error_reason            text,
-  original_transaction_id bigint      REFERENCES transactions (id),
+  original_transaction_id bigint,
   counterpart_name        text,
   counterpart_document    text,
   counterpart_ispb        text,
@@ -121,7 +133,9 @@ CREATE TABLE transactions (
   counterpart_bank_code   text,
   counterpart_branch      text,
   counterpart_account     text,
-  counterpart_account_id  bigint      REFERENCES accounts (id),
+  counterpart_account_id  bigint,
+  -- The ledger account (a blocked shard) that holds a pending transfer's money.
+  hold_ledger_account_id  bigint,
   created_at              timestamptz NOT NULL DEFAULT now(),
   updated_at              timestamptz NOT NULL DEFAULT now(),
   processed_at            timestamptz
@@ -137,7 +151,7 @@ CREATE INDEX transactions_pending_idx ON transactions (priority, created_at, id)
 
 -- Idempotent writes: the stored answer lives beside the effect, under one unique key.
 CREATE TABLE idempotency_keys (
-  account_id       bigint      NOT NULL REFERENCES accounts (id),
+  account_id       bigint      NOT NULL,
   key              text        NOT NULL,
   request_hash     text        NOT NULL,
   status           text        NOT NULL CHECK (status IN ('IN_FLIGHT', 'DONE')),
@@ -147,7 +161,6 @@ CREATE TABLE idempotency_keys (
   expires_at       timestamptz NOT NULL,
   PRIMARY KEY (account_id, key)
 );
-CREATE INDEX idempotency_keys_expires_idx ON idempotency_keys (expires_at);
 
 -- Immediate charges (cob). loc.id is the row id.
 CREATE TABLE charges (
@@ -216,11 +229,12 @@ CREATE TABLE webhooks (
 );
 
 -- Outbox: every notification is written in the transaction of the movement that causes it.
+-- No foreign keys, as on the other hot-path tables: rows are written beside the movement.
 CREATE TABLE outbox (
   id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  account_id      bigint      NOT NULL REFERENCES accounts (id),
+  account_id      bigint      NOT NULL,
   event_type      text        NOT NULL,
-  transaction_id  bigint      REFERENCES transactions (id),
+  transaction_id  bigint,
   payload         jsonb       NOT NULL,
   created_at      timestamptz NOT NULL DEFAULT now(),
   dispatched_at   timestamptz

@@ -28,10 +28,10 @@ BEGIN
     RAISE EXCEPTION 'ledger account % does not exist', p_credit;
   END IF;
   IF v_tx IS NULL THEN
-    INSERT INTO ledger_transactions (kind, reference, created_at) VALUES (p_kind, p_reference, p_now) RETURNING id INTO v_tx;
+    v_tx := nextval('ledger_tx_seq');
   END IF;
-  INSERT INTO postings (ledger_tx_id, debit_account_id, credit_account_id, amount_centavos, created_at)
-       VALUES (v_tx, p_debit, p_credit, p_amount, p_now);
+  INSERT INTO postings (ledger_tx_id, kind, reference, debit_account_id, credit_account_id, amount_centavos, created_at)
+       VALUES (v_tx, p_kind, p_reference, p_debit, p_credit, p_amount, p_now);
   RETURN v_tx;
 END;
 $$;
@@ -52,7 +52,8 @@ CREATE FUNCTION pix_transfer_create(
   p_description       text,
   p_external_id       text,
   p_end_to_end_id     text,
-  p_now               timestamptz
+  p_now               timestamptz,
+  p_hold_shard        integer
 ) RETURNS TABLE (outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -88,6 +89,7 @@ BEGIN
     RETURN;
   END IF;
   IF v_existing.key IS NOT NULL THEN
+    -- This key was used more than 24 hours ago and may be used again.
     DELETE FROM idempotency_keys WHERE account_id = p_account_id AND key = p_idempotency_key;
   END IF;
 
@@ -115,8 +117,8 @@ BEGIN
     RETURN;
   END IF;
   -- Without an externalId the transfer's is its idempotency key, unless another transfer of the
-  -- account already holds that value (this key used more than 24 hours ago): then it has none,
-  -- since a key past its 24 hours may be used again and externalIds stay unique per account.
+  -- account already holds that value (an explicit externalId, or this key's own earlier transfer
+  -- when it is reused after its 24 hours): then it has none, as externalIds stay unique per account.
   IF p_external_id IS NULL AND NOT EXISTS (
     SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_idempotency_key AND type = 'WITHDRAW'
   ) THEN
@@ -124,8 +126,10 @@ BEGIN
   END IF;
 
   -- The guarded debit: available -> blocked, or nothing when the money is not there.
-  SELECT id INTO v_available FROM ledger_accounts WHERE account_id = p_account_id AND code = 'available';
-  SELECT id INTO v_blocked FROM ledger_accounts WHERE account_id = p_account_id AND code = 'blocked';
+  SELECT max(id) FILTER (WHERE code = 'available'), max(id) FILTER (WHERE code = 'blocked')
+    INTO v_available, v_blocked
+    FROM ledger_accounts
+   WHERE account_id = p_account_id AND (code = 'available' OR (code = 'blocked' AND shard = p_hold_shard));
   v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, v_available, v_blocked, p_amount_centavos, p_now);
   IF v_ledger_tx IS NULL THEN
     RETURN QUERY SELECT 'insufficient_funds'::text, NULL::integer, NULL::jsonb;
@@ -136,14 +140,15 @@ BEGIN
     account_id, type, status, amount_centavos, external_id, end_to_end_id, idempotency_key, pix_key,
     description, priority, expires_at, ispb_deny,
     counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
-    counterpart_branch, counterpart_account, counterpart_account_id, created_at, updated_at
+    counterpart_branch, counterpart_account, counterpart_account_id, hold_ledger_account_id, created_at, updated_at
   ) VALUES (
     p_account_id, 'WITHDRAW', 'PENDING', p_amount_centavos, v_external_id,
     p_end_to_end_id, p_idempotency_key, p_pix_key, p_description, p_priority,
     p_now + make_interval(secs => p_expiration_s), p_ispb_deny,
     v_key.owner_name, v_key.owner_document, v_key.ispb, v_key.bank_name,
-    v_key.branch, v_key.account_number, v_key.account_id, p_now, p_now
-  ) RETURNING id INTO v_tx_id;
+    v_key.branch, v_key.account_number, v_key.account_id, v_blocked, p_now, p_now
+  )
+  RETURNING id INTO v_tx_id;
 
   v_body := jsonb_build_object(
     'endToEndId', p_end_to_end_id,
@@ -162,9 +167,10 @@ END;
 $$;
 
 -- Several transfers in one transaction and one commit (requests that arrive together). The
--- ledger accounts of every payer in the batch are locked first, in id order, as settlement
--- does, so concurrent batches cannot deadlock; each item keeps its own outcome and answer.
-CREATE FUNCTION pix_transfer_create_batch(p_items jsonb)
+-- ledger accounts the batch posts to (each payer's available and its blocked shard
+-- p_hold_shard) are locked first, in id order, as settlement does, so concurrent batches cannot
+-- deadlock; each item keeps its own outcome and answer.
+CREATE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
 RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -172,6 +178,7 @@ DECLARE
 BEGIN
   PERFORM 1 FROM ledger_accounts la
    WHERE la.account_id IN (SELECT (x ->> 'account_id')::bigint FROM jsonb_array_elements(p_items) x)
+     AND (la.code = 'available' OR (la.code = 'blocked' AND la.shard = p_hold_shard))
    ORDER BY la.id FOR UPDATE;
   FOR it IN
     SELECT * FROM jsonb_to_recordset(p_items) AS x(
@@ -183,7 +190,7 @@ BEGIN
     RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
       FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
                                it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
-                               it.end_to_end_id, it.now) c;
+                               it.end_to_end_id, it.now, p_hold_shard) c;
   END LOOP;
 END;
 $$;
@@ -229,12 +236,17 @@ BEGIN
     RETURN;
   END IF;
   SELECT id INTO v_network FROM ledger_accounts WHERE account_id IS NULL AND code = 'pix_network';
-  -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch).
+  -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch):
+  -- the network, the shards holding the money, and the available accounts that receive it back
+  -- (failures) or receive it (transfers between two accounts of this service).
   PERFORM 1 FROM ledger_accounts la
    WHERE la.id = v_network
-      OR la.account_id IN (SELECT t.account_id FROM transactions t WHERE t.id = ANY (v_ids)
-                           UNION
-                           SELECT t.counterpart_account_id FROM transactions t WHERE t.id = ANY (v_ids))
+      OR la.id IN (SELECT t.hold_ledger_account_id FROM transactions t WHERE t.id = ANY (v_ids))
+      OR (la.code = 'available' AND la.account_id IN (
+            SELECT t.account_id FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+             WHERE t.id = ANY (v_ids) AND (t.expires_at <= p_now OR k.behavior = 'reject')
+            UNION
+            SELECT t.counterpart_account_id FROM transactions t WHERE t.id = ANY (v_ids)))
    ORDER BY la.id FOR UPDATE;
 
   FOR r IN
@@ -242,7 +254,7 @@ BEGIN
      WHERE t.id = ANY (v_ids) ORDER BY t.created_at, t.id
   LOOP
     received_id := NULL;
-    SELECT id INTO v_blocked FROM ledger_accounts WHERE account_id = r.account_id AND code = 'blocked';
+    v_blocked := r.hold_ledger_account_id;
     IF r.expires_at <= p_now OR r.behavior = 'reject' THEN
       v_reason := CASE WHEN r.expires_at <= p_now THEN p_reason_expired ELSE p_reason_rejected END;
       SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.account_id AND code = 'available';

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { BLOCKED_SHARDS } from '../ledger/service.ts';
 import { createHash } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
@@ -85,10 +86,17 @@ describe('operator API (/admin/*)', () => {
       // Only a slow hash of the secret is kept.
       assert.ok(!row.client_secret_hash.includes(body.clientSecret as string));
       assert.match(row.client_secret_hash, /^scrypt\$/);
-      const ledger = await t.db.selectFrom('ledger_accounts').select(['code', 'balance']).where('account_id', '=', row.id).orderBy('code').execute();
+      // An available account and the blocked shards, all empty.
+      const ledger = await t.db
+        .selectFrom('ledger_accounts')
+        .select(['code', 'shard', 'balance'])
+        .where('account_id', '=', row.id)
+        .orderBy('code')
+        .orderBy('shard')
+        .execute();
       assert.deepEqual(ledger, [
-        { code: 'available', balance: 0n },
-        { code: 'blocked', balance: 0n },
+        { code: 'available', shard: 0, balance: 0n },
+        ...Array.from({ length: BLOCKED_SHARDS }, (_, shard) => ({ code: 'blocked', shard, balance: 0n })),
       ]);
     });
 

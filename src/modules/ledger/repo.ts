@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
 
 export const LEDGER_CODES = { available: 'available', blocked: 'blocked' } as const;
+/** Blocked money is spread over this many rows per account (see migration 0001). */
+export const BLOCKED_SHARDS = 8;
 export const SYSTEM_ACCOUNTS = { pixNetwork: 'pix_network' } as const;
 
 export interface Posting {
@@ -15,13 +17,14 @@ export async function createHolderLedgerAccounts(trx: Trx, accountId: bigint): P
     .insertInto('ledger_accounts')
     .values([
       { account_id: accountId, code: LEDGER_CODES.available },
-      { account_id: accountId, code: LEDGER_CODES.blocked },
+      ...Array.from({ length: BLOCKED_SHARDS }, (_, shard) => ({ account_id: accountId, code: LEDGER_CODES.blocked, shard })),
     ])
     .execute();
 }
 
+/** The account's available ledger account and its first blocked shard. */
 export async function holderLedgerAccountIds(db: DbExecutor, accountId: bigint): Promise<{ available: bigint; blocked: bigint }> {
-  const rows = await db.selectFrom('ledger_accounts').select(['id', 'code']).where('account_id', '=', accountId).execute();
+  const rows = await db.selectFrom('ledger_accounts').select(['id', 'code']).where('account_id', '=', accountId).where('shard', '=', 0).execute();
   const available = rows.find((r) => r.code === LEDGER_CODES.available)?.id;
   const blocked = rows.find((r) => r.code === LEDGER_CODES.blocked)?.id;
   if (available === undefined || blocked === undefined) throw new Error(`account ${accountId} has no ledger accounts`);
@@ -34,7 +37,12 @@ export async function systemLedgerAccountId(db: DbExecutor, code: string): Promi
 }
 
 export async function holderBalances(db: DbExecutor, accountId: bigint): Promise<{ available: bigint; blocked: bigint } | undefined> {
-  const rows = await db.selectFrom('ledger_accounts').select(['code', 'balance']).where('account_id', '=', accountId).execute();
+  const rows = await db
+    .selectFrom('ledger_accounts')
+    .select(['code', sql<bigint>`sum(balance)::int8`.as('balance')])
+    .where('account_id', '=', accountId)
+    .groupBy('code')
+    .execute();
   if (rows.length === 0) return undefined;
   return {
     available: rows.find((r) => r.code === LEDGER_CODES.available)?.balance ?? 0n,

@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { applyPosting, type Posting } from './repo.ts';
 
 export type { Posting } from './repo.ts';
-export { createHolderLedgerAccounts, holderBalances, holderLedgerAccountIds, systemLedgerAccountId } from './repo.ts';
+export { BLOCKED_SHARDS, createHolderLedgerAccounts, holderBalances, holderLedgerAccountIds, systemLedgerAccountId } from './repo.ts';
 
 export const insufficientFunds = () => new AppError(422, 'INSUFFICIENT_FUNDS', 'Insufficient balance');
 

@@ -1,11 +1,14 @@
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../http/errors.ts';
+import { BLOCKED_SHARDS } from '../ledger/service.ts';
 import { createTransfers, type CreateResult, type CreateTransferRow } from './repo.ts';
 
 export interface BatcherOptions {
   /** Transfers committed together at most. */
   maxBatch: number;
-  /** Batches running at once (each holds a database connection). */
+  /** Lanes: accounts are spread over them, and each lane runs one batch at a time (each holds a
+   * database connection). Batches of different lanes touch different accounts, so they never
+   * wait for each other's row locks. */
   maxInFlight: number;
   /** Requests waiting beyond this are refused at once with 503 instead of queueing into timeouts. */
   maxQueue: number;
@@ -24,7 +27,7 @@ export const overloaded = () =>
 
 /**
  * Group commit for transfers, the way TigerBeetle batches: a request goes to the database at
- * once when a slot is free; while every slot is busy, requests that arrive wait and leave
+ * once when its lane is free; while the lane is busy, requests that arrive wait and leave
  * together in the next batch, one round trip and one commit for all of them. Each keeps its own
  * result and idempotency record. A batch that fails as a whole (an unexpected database error)
  * is retried one transfer at a time, so only the transfer at fault fails.
@@ -32,36 +35,43 @@ export const overloaded = () =>
 export class TransferBatcher {
   readonly #db: Db;
   readonly #options: BatcherOptions;
-  readonly #queue: Waiting[] = [];
-  #inFlight = 0;
+  readonly #lanes: { queue: Waiting[]; busy: boolean }[];
+  #waiting = 0;
+  /** Each batch holds its money in the next blocked shard, away from the ones settling. */
+  #shard = 0;
 
   constructor(db: Db, options: Partial<BatcherOptions> = {}) {
     this.#db = db;
     this.#options = { ...DEFAULT_BATCHER_OPTIONS, ...options };
+    this.#lanes = Array.from({ length: this.#options.maxInFlight }, () => ({ queue: [], busy: false }));
   }
 
   submit(row: CreateTransferRow): Promise<CreateResult> {
-    if (this.#queue.length >= this.#options.maxQueue) return Promise.reject(overloaded());
+    if (this.#waiting >= this.#options.maxQueue) return Promise.reject(overloaded());
+    const lane = this.#lanes[Number(row.accountId % BigInt(this.#lanes.length))]!;
     return new Promise((resolve, reject) => {
-      this.#queue.push({ row, resolve, reject });
-      this.#pump();
+      lane.queue.push({ row, resolve, reject });
+      this.#waiting++;
+      this.#pump(lane);
     });
   }
 
-  #pump(): void {
-    while (this.#inFlight < this.#options.maxInFlight && this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, this.#options.maxBatch);
-      this.#inFlight++;
-      void this.#run(batch).finally(() => {
-        this.#inFlight--;
-        this.#pump();
-      });
-    }
+  #pump(lane: { queue: Waiting[]; busy: boolean }): void {
+    if (lane.busy || lane.queue.length === 0) return;
+    const batch = lane.queue.splice(0, this.#options.maxBatch);
+    this.#waiting -= batch.length;
+    lane.busy = true;
+    void this.#run(batch).finally(() => {
+      lane.busy = false;
+      this.#pump(lane);
+    });
   }
 
   async #run(batch: Waiting[]): Promise<void> {
+    const shard = this.#shard;
+    this.#shard = (this.#shard + 1) % BLOCKED_SHARDS;
     try {
-      const results = await createTransfers(this.#db, batch.map((w) => w.row));
+      const results = await createTransfers(this.#db, batch.map((w) => w.row), shard);
       batch.forEach((w, i) => w.resolve(results[i]!));
     } catch (error) {
       if (batch.length === 1) {
@@ -70,7 +80,7 @@ export class TransferBatcher {
       }
       for (const w of batch) {
         try {
-          w.resolve((await createTransfers(this.#db, [w.row]))[0]!);
+          w.resolve((await createTransfers(this.#db, [w.row], shard))[0]!);
         } catch (single) {
           w.reject(single);
         }

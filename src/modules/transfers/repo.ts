@@ -40,7 +40,7 @@ export interface CreateResult {
  * (migration 0002) runs the whole of each (idempotency, directory, debit, stored answer).
  * Answers come back in the order of `rows`.
  */
-export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]): Promise<CreateResult[]> {
+export async function createTransfers(db: Db, rows: readonly CreateTransferRow[], holdShard: number): Promise<CreateResult[]> {
   const items = rows.map((row, ord) => ({
     ord,
     account_id: row.accountId.toString(),
@@ -58,7 +58,7 @@ export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]
     now: row.now.toISOString(),
   }));
   const result = await sql<CreateResult & { ord: number }>`
-    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`.execute(db);
+    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb, ${holdShard}::int4)`.execute(db);
   const answers: CreateResult[] = new Array(rows.length);
   for (const r of result.rows) answers[r.ord] = r;
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
