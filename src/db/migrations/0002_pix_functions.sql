@@ -150,6 +150,9 @@ BEGIN
   )
   RETURNING id INTO v_tx_id;
 
+  INSERT INTO settlement_queue (transaction_id, priority, pix_key, created_at, expires_at)
+       VALUES (v_tx_id, p_priority, p_pix_key, p_now, p_now + make_interval(secs => p_expiration_s));
+
   v_body := jsonb_build_object(
     'endToEndId', p_end_to_end_id,
     'eventDate', to_char(p_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
@@ -222,19 +225,19 @@ DECLARE
   v_payer    accounts%ROWTYPE;
   r          record;
 BEGIN
-  SELECT coalesce(array_agg(c.id ORDER BY c.created_at, c.id), '{}') INTO v_ids FROM (
-    SELECT t.id, t.created_at
-      FROM transactions t
-      LEFT JOIN dict_keys k ON k.key = t.pix_key
-     WHERE t.status = 'PENDING' AND t.type = 'WITHDRAW'
-       AND (p_force OR t.priority = 'HIGH' OR t.created_at <= p_norm_due_before OR t.expires_at <= p_now)
-       AND (k.behavior IS DISTINCT FROM 'timeout' OR t.expires_at <= p_now)
-     ORDER BY t.created_at, t.id
+  SELECT coalesce(array_agg(c.transaction_id ORDER BY c.created_at, c.transaction_id), '{}') INTO v_ids FROM (
+    SELECT q.transaction_id, q.created_at
+      FROM settlement_queue q
+      LEFT JOIN dict_keys k ON k.key = q.pix_key
+     WHERE (p_force OR q.priority = 'HIGH' OR q.created_at <= p_norm_due_before OR q.expires_at <= p_now)
+       AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
+     ORDER BY q.created_at, q.transaction_id
      LIMIT p_limit
-       FOR UPDATE OF t SKIP LOCKED) c;
+       FOR UPDATE OF q SKIP LOCKED) c;
   IF cardinality(v_ids) = 0 THEN
     RETURN;
   END IF;
+  DELETE FROM settlement_queue WHERE settlement_queue.transaction_id = ANY (v_ids);
   SELECT id INTO v_network FROM ledger_accounts WHERE account_id IS NULL AND code = 'pix_network';
   -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch):
   -- the network, the shards holding the money, and the available accounts that receive it back
