@@ -1,6 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
+import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
+
+/** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
+const HOUSEKEEPING_INTERVAL_MS = 60_000;
+const HOUSEKEEPING_BATCH = 5_000;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -53,10 +58,23 @@ export class Worker {
     await this.#listening;
   }
 
+  async #housekeeping(): Promise<void> {
+    // Bounded: a few batches a round, the rest next time.
+    for (let i = 0; i < 10; i++) {
+      const deleted = await deleteExpiredIdempotencyKeys(this.#options.db, this.#options.clock.now(), HOUSEKEEPING_BATCH);
+      if (deleted < HOUSEKEEPING_BATCH) break;
+    }
+  }
+
   async #run(): Promise<void> {
-    const batch = this.#options.batchSize ?? Number(process.env.BENCH_SETTLE_BATCH ?? 100);
+    const batch = this.#options.batchSize ?? 100;
+    let housekeptAt = 0;
     while (this.#running) {
       this.#pending = false;
+      if (Date.now() - housekeptAt >= HOUSEKEEPING_INTERVAL_MS) {
+        housekeptAt = Date.now();
+        await this.#housekeeping().catch((error: unknown) => this.#options.log.error({ err: error }, 'housekeeping failed'));
+      }
       try {
         const result = await settleDue(this.#options, { limit: batch });
         if (result.settled + result.failed > 0) this.#options.log.info(result, 'settlement round');

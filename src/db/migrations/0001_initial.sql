@@ -174,6 +174,8 @@ CREATE TABLE idempotency_keys (
   expires_at       timestamptz NOT NULL,
   PRIMARY KEY (account_id, key)
 );
+-- The worker deletes answers past their 24 hours, oldest first.
+CREATE INDEX idempotency_keys_expires_idx ON idempotency_keys (expires_at);
 
 -- Immediate charges (cob). loc.id is the row id.
 CREATE TABLE charges (

@@ -64,3 +64,11 @@ export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
   return answers;
 }
+
+/** Deletes up to `limit` stored answers that expired before `before`; returns how many. */
+export async function deleteExpiredIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from idempotency_keys where ctid in (
+      select ctid from idempotency_keys where expires_at < ${before} order by expires_at limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0n);
+}
