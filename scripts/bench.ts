@@ -93,10 +93,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function load(http: Pool, clients: Client[], pick: (worker: number, i: number) => Client) {
+async function load(http: Pool, clients: Client[], pick: (worker: number, i: number) => Client, seconds = SECONDS) {
   const latencies: number[] = [];
   const statuses = new Map<number, number>();
-  const deadline = performance.now() + SECONDS * 1000;
+  const deadline = performance.now() + seconds * 1000;
   await Promise.all(
     Array.from({ length: CLIENTS }, async (_, worker) => {
       for (let i = 0; performance.now() < deadline; i++) {
@@ -113,7 +113,7 @@ async function load(http: Pool, clients: Client[], pick: (worker: number, i: num
   );
   latencies.sort((a, b) => a - b);
   const ok = statuses.get(201) ?? 0;
-  return { tps: ok / SECONDS, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: Object.fromEntries(statuses) };
+  return { tps: ok / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: Object.fromEntries(statuses) };
 }
 
 function pgbench(): number {
@@ -160,6 +160,8 @@ async function main() {
     const clients: Client[] = [];
     for (let i = 0; i < ACCOUNTS; i++) clients.push(await provision(http, i + 1));
 
+    // Warm-up (JIT, caches, connections), not measured.
+    await load(http, clients, (worker, i) => clients[(worker + i) % clients.length]!, 3);
     const spread = await load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!);
     const hot = await load(http, clients, () => clients[0]!);
     const reference = pgbench();

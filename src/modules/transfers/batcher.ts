@@ -58,7 +58,7 @@ export class TransferBatcher {
 
   #pump(lane: { queue: Waiting[]; busy: boolean }): void {
     if (lane.busy || lane.queue.length === 0) return;
-    const batch = lane.queue.splice(0, this.#options.maxBatch);
+    const batch = takeBatch(lane.queue, this.#options.maxBatch);
     this.#waiting -= batch.length;
     lane.busy = true;
     void this.#run(batch).finally(() => {
@@ -87,4 +87,26 @@ export class TransferBatcher {
       }
     }
   }
+}
+
+/**
+ * The next batch from a lane's queue, in arrival order, with each (account, idempotency key)
+ * at most once: a repeat waits for the next batch, where it finds the first one's answer.
+ */
+function takeBatch(queue: Waiting[], max: number): Waiting[] {
+  const batch: Waiting[] = [];
+  const keys = new Set<string>();
+  let i = 0;
+  while (i < queue.length && batch.length < max) {
+    const w = queue[i]!;
+    const key = `${w.row.accountId}:${w.row.idempotencyKey}`;
+    if (keys.has(key)) {
+      i++;
+      continue;
+    }
+    keys.add(key);
+    batch.push(w);
+    queue.splice(i, 1);
+  }
+  return batch;
 }
