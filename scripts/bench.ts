@@ -116,6 +116,41 @@ async function load(http: Pool, clients: Client[], pick: (worker: number, i: num
   return { tps: ok / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses: Object.fromEntries(statuses) };
 }
 
+/** Fills the table to LIST_ROWS transactions over 1000 other accounts' worth of rows and 30 days. */
+async function seedTransactions(url: string, accountId: number, rows: number): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(
+    `insert into transactions (account_id, type, status, amount_centavos, end_to_end_id, pix_key, counterpart_name,
+                               counterpart_document, created_at, updated_at, processed_at)
+     select case when g % 1000 = 0 then $1 else 1000000 + g % 1000 end, (array['PAYMENT','WITHDRAW'])[1 + g % 2], 'CONFIRMED',
+            100 + g % 1000, 'E' || lpad(g::text, 31, '0'), 'seed@example.com', 'Seed', '52998224725',
+            now() - (g % 2592000) * interval '1 second', now(), now()
+       from generate_series(1, $2::int) g`,
+    [accountId, rows],
+  );
+  await client.query('vacuum analyze transactions');
+  await client.end();
+}
+
+async function listLoad(http: Pool, client: Client, seconds: number) {
+  const latencies: number[] = [];
+  const deadline = performance.now() + seconds * 1000;
+  let ok = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (performance.now() < deadline) {
+        const started = performance.now();
+        const res = await call(http, 'GET', '/api/transactions?size=20', client.headers);
+        latencies.push(performance.now() - started);
+        if (res.status === 200) ok++;
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { rps: ok / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+}
+
 function pgbench(): number {
   const name = `pix_bench_pgbench_${Date.now()}`;
   execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', name]);
@@ -129,6 +164,14 @@ function pgbench(): number {
   } finally {
     execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--force', name]);
   }
+}
+
+async function queued(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const result = await client.query('select count(*)::int as n from settlement_queue');
+  await client.end();
+  return result.rows[0].n as number;
 }
 
 async function invariants(url: string) {
@@ -163,9 +206,15 @@ async function main() {
     // Warm-up (JIT, caches, connections), not measured.
     await load(http, clients, (worker, i) => clients[(worker + i) % clients.length]!, 3);
     const spread = await load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!);
+    const backlogAfterSpread = await queued(url);
     const hot = await load(http, clients, () => clients[0]!);
+    const backlogAfterHot = await queued(url);
     const reference = pgbench();
     const check = await invariants(url);
+    const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
+    await seedTransactions(url, clients[1]!.accountId, LIST_ROWS);
+    await listLoad(http, clients[1]!, 1);
+    const lists = await listLoad(http, clients[1]!, Math.min(SECONDS, 5));
 
     const row = (label: string, r: Awaited<ReturnType<typeof load>>) =>
       `| ${label} | ${r.tps.toFixed(0)} | ${(r.tps / reference).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${JSON.stringify(r.statuses)} |`;
@@ -175,6 +224,11 @@ async function main() {
     console.log(row(`${ACCOUNTS} accounts`, spread));
     console.log(row('one hot account', hot));
     console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | |`);
+    console.log(
+      `\nGET /api/transactions (size 20, 8 clients) with ${LIST_ROWS} more rows in the table (${LIST_ROWS / 1000} for this account): ` +
+        `${lists.rps.toFixed(0)} requests/s, p50 ${lists.p50.toFixed(1)} ms, p99 ${lists.p99.toFixed(1)} ms`,
+    );
+    console.log(`settlement backlog at the end of each run (NORM settles ${process.env.BENCH_SETTLEMENT_DELAY_MS ?? 1000} ms after arrival): ${backlogAfterSpread}, ${backlogAfterHot} transfers`);
     console.log(`\ninvariants: sum of all balances = ${check.sum} (must be 0), balances not equal to their postings = ${check.mismatched}, negative balances = ${check.negative}`);
     if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0) process.exitCode = 1;
   } finally {

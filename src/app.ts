@@ -103,7 +103,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         db,
         clock,
         ispb: config.pspIspb,
-        batcher: new TransferBatcher(db, process.env.BENCH_BATCHER ? JSON.parse(process.env.BENCH_BATCHER) : {}),
+        batcher: new TransferBatcher(db),
         ...(deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {}),
       }),
     );
