@@ -36,185 +36,165 @@ BEGIN
 END;
 $$;
 
--- One item of a batch of POST /dict/pix, as the service sends it.
-CREATE TYPE pix_transfer_item AS (
-  ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
-  priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
-  external_id text, end_to_end_id text, now timestamptz
-);
+-- POST /dict/pix in one round trip: idempotency, directory checks, the guarded debit and the
+-- stored answer, all in the caller's transaction. The outcome is a code the service maps to
+-- HTTP; only 'created' and 'replay' carry a body.
+CREATE FUNCTION pix_transfer_create(
+  p_account_id        bigint,
+  p_idempotency_key   text,
+  p_request_hash      text,
+  p_amount_centavos   bigint,
+  p_pix_key           text,
+  p_priority          text,
+  p_expiration_s      integer,
+  p_creditor_document text,
+  p_ispb_deny         text[],
+  p_description       text,
+  p_external_id       text,
+  p_end_to_end_id     text,
+  p_now               timestamptz,
+  p_hold_shard        integer
+) RETURNS TABLE (outcome text, response_status integer, response_body jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_existing   idempotency_keys%ROWTYPE;
+  v_key        dict_keys%ROWTYPE;
+  v_available  bigint;
+  v_blocked    bigint;
+  v_ledger_tx  bigint;
+  v_tx_id      bigint;
+  v_body       jsonb;
+  v_external_id text := p_external_id;
+  v_locked     boolean;
+BEGIN
+  v_locked := pg_try_advisory_xact_lock(hashtextextended(p_account_id::text || ':' || p_idempotency_key, 7262));
 
--- POST /dict/pix, for several transfers in one transaction and one commit (requests that
--- arrive together), decided and written set-based: a handful of statements for the whole batch,
--- whatever its size. Each item keeps its own outcome (a code the service maps to HTTP) and
--- answer: idempotency, directory checks, the guarded debit available -> blocked and the stored
--- answer commit together. The ledger
--- accounts the batch posts to (each payer's available and its blocked shard p_hold_shard) are
--- locked first, in id order, as settlement does, so concurrent batches cannot deadlock. An
--- (account, idempotency key) appears at most once in a batch (the service sees to it).
+  -- A stored answer is final until it expires: replay it (or refuse another body) even while
+  -- another transaction holds the key, since that one can only be replaying it as well.
+  SELECT * INTO v_existing FROM idempotency_keys
+   WHERE account_id = p_account_id AND key = p_idempotency_key;
+  IF FOUND AND v_existing.expires_at > p_now THEN
+    IF v_existing.request_hash <> p_request_hash THEN
+      RETURN QUERY SELECT 'idempotency_mismatch'::text, NULL::integer, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT 'replay'::text, v_existing.response_status, v_existing.response_body;
+    END IF;
+    RETURN;
+  END IF;
+
+  -- No answer yet and another transaction holding this key: the first request is still in
+  -- flight. 409 at once, instead of waiting on the unique index.
+  IF NOT v_locked THEN
+    RETURN QUERY SELECT 'in_flight'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF v_existing.key IS NOT NULL THEN
+    -- This key was used more than 24 hours ago and may be used again.
+    DELETE FROM idempotency_keys WHERE account_id = p_account_id AND key = p_idempotency_key;
+  END IF;
+
+  SELECT * INTO v_key FROM dict_keys WHERE key = p_pix_key;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT 'key_not_found'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF v_key.account_id = p_account_id THEN
+    RETURN QUERY SELECT 'own_key'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF p_ispb_deny IS NOT NULL AND v_key.ispb = ANY (p_ispb_deny) THEN
+    RETURN QUERY SELECT 'ispb_denied'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
+    RETURN QUERY SELECT 'creditor_mismatch'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  IF p_external_id IS NOT NULL AND EXISTS (
+    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_external_id AND type = 'WITHDRAW'
+  ) THEN
+    RETURN QUERY SELECT 'external_id_taken'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+  -- Without an externalId the transfer's is its idempotency key, unless another transfer of the
+  -- account already holds that value (an explicit externalId, or this key's own earlier transfer
+  -- when it is reused after its 24 hours): then it has none, as externalIds stay unique per account.
+  IF p_external_id IS NULL AND NOT EXISTS (
+    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_idempotency_key AND type = 'WITHDRAW'
+  ) THEN
+    v_external_id := p_idempotency_key;
+  END IF;
+
+  -- The guarded debit: available -> blocked, or nothing when the money is not there.
+  SELECT max(id) FILTER (WHERE code = 'available'), max(id) FILTER (WHERE code = 'blocked')
+    INTO v_available, v_blocked
+    FROM ledger_accounts
+   WHERE account_id = p_account_id AND (code = 'available' OR (code = 'blocked' AND shard = p_hold_shard));
+  v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, v_available, v_blocked, p_amount_centavos, p_now);
+  IF v_ledger_tx IS NULL THEN
+    RETURN QUERY SELECT 'insufficient_funds'::text, NULL::integer, NULL::jsonb;
+    RETURN;
+  END IF;
+
+  INSERT INTO transactions (
+    account_id, type, status, amount_centavos, external_id, end_to_end_id, idempotency_key, pix_key,
+    description, priority, expires_at, ispb_deny,
+    counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
+    counterpart_branch, counterpart_account, counterpart_account_id, hold_ledger_account_id, created_at, updated_at
+  ) VALUES (
+    p_account_id, 'WITHDRAW', 'PENDING', p_amount_centavos, v_external_id,
+    p_end_to_end_id, p_idempotency_key, p_pix_key, p_description, p_priority,
+    p_now + make_interval(secs => p_expiration_s), p_ispb_deny,
+    v_key.owner_name, v_key.owner_document, v_key.ispb, v_key.bank_name,
+    v_key.branch, v_key.account_number, v_key.account_id, v_blocked, p_now, p_now
+  )
+  RETURNING id INTO v_tx_id;
+
+  INSERT INTO settlement_queue (transaction_id, priority, pix_key, created_at, expires_at)
+       VALUES (v_tx_id, p_priority, p_pix_key, p_now, p_now + make_interval(secs => p_expiration_s));
+
+  v_body := jsonb_build_object(
+    'endToEndId', p_end_to_end_id,
+    'eventDate', to_char(p_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'id', v_tx_id,
+    'payment', jsonb_build_object('amount', round(p_amount_centavos::numeric / 100, 2)),
+    'type', 'PENDING');
+  INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at)
+       VALUES (p_account_id, p_idempotency_key, p_request_hash, 'DONE', 201, v_body, p_now, p_now + interval '24 hours');
+
+  IF p_priority = 'HIGH' THEN
+    PERFORM pg_notify('pix_settlement', v_tx_id::text);
+  END IF;
+  RETURN QUERY SELECT 'created'::text, 201, v_body;
+END;
+$$;
+
+-- Several transfers in one transaction and one commit (requests that arrive together). The
+-- ledger accounts the batch posts to (each payer's available and its blocked shard
+-- p_hold_shard) are locked first, in id order, as settlement does, so concurrent batches cannot
+-- deadlock; each item keeps its own outcome and answer.
 CREATE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
 RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_n         integer;
-  v_outcome   text[];
-  v_account   bigint[];
-  v_amount    bigint[];
-  v_ext_given text[];
-  v_ext_final text[];
-  v_status    integer[];
-  v_body      jsonb[];
-  v_acc_ids   bigint[];
-  v_acc_left  bigint[];
-  v_pos       integer;
-  v_taken     text[] := '{}';
-  v_high      boolean;
-  v_new_ords  integer[];
-  v_new_bodies jsonb[];
+  it record;
 BEGIN
-  -- The payers' available accounts and the blocked shard, locked in id order; the available
-  -- balances are read under that lock.
   PERFORM 1 FROM ledger_accounts la
    WHERE la.account_id IN (SELECT (x ->> 'account_id')::bigint FROM jsonb_array_elements(p_items) x)
      AND (la.code = 'available' OR (la.code = 'blocked' AND la.shard = p_hold_shard))
    ORDER BY la.id FOR UPDATE;
-  SELECT array_agg(la.account_id), array_agg(la.balance) INTO v_acc_ids, v_acc_left
-    FROM ledger_accounts la
-   WHERE la.code = 'available'
-     AND la.account_id IN (SELECT (x ->> 'account_id')::bigint FROM jsonb_array_elements(p_items) x);
-
-  -- Everything that decides an item but money, for all items at once, in this order: a stored
-  -- answer (replayed, or 422 for another body, even while another transaction holds the key), a
-  -- key in flight (409 at once rather than waiting on the unique index), the directory, the
-  -- externalId.
-  SELECT count(*),
-         array_agg(d.pre ORDER BY d.ord), array_agg(d.account_id ORDER BY d.ord), array_agg(d.amount ORDER BY d.ord),
-         array_agg(d.external_id ORDER BY d.ord), array_agg(d.ext_final ORDER BY d.ord),
-         array_agg(d.status ORDER BY d.ord), array_agg(d.body ORDER BY d.ord)
-    INTO v_n, v_outcome, v_account, v_amount, v_ext_given, v_ext_final, v_status, v_body
-    FROM (
-      SELECT i.ord, i.account_id, i.amount, i.external_id,
-             CASE
-               WHEN ik.key IS NOT NULL AND ik.request_hash <> i.request_hash THEN 'idempotency_mismatch'
-               WHEN ik.key IS NOT NULL THEN 'replay'
-               WHEN NOT pg_try_advisory_xact_lock(hashtextextended(i.account_id::text || ':' || i.idempotency_key, 7262)) THEN 'in_flight'
-               WHEN k.key IS NULL THEN 'key_not_found'
-               WHEN k.account_id = i.account_id THEN 'own_key'
-               WHEN i.ispb_deny IS NOT NULL AND k.ispb = ANY (i.ispb_deny) THEN 'ispb_denied'
-               WHEN i.priority = 'HIGH' AND k.owner_document IS DISTINCT FROM i.creditor_document THEN 'creditor_mismatch'
-               WHEN i.external_id IS NOT NULL AND taken.hit THEN 'external_id_taken'
-               ELSE 'candidate'
-             END AS pre,
-             -- Without an externalId the transfer's is its idempotency key, unless another
-             -- transfer of the account already holds that value: then it has none.
-             CASE WHEN i.external_id IS NOT NULL THEN i.external_id
-                  WHEN taken.hit THEN NULL ELSE i.idempotency_key END AS ext_final,
-             CASE WHEN ik.key IS NOT NULL AND ik.request_hash = i.request_hash THEN ik.response_status END AS status,
-             CASE WHEN ik.key IS NOT NULL AND ik.request_hash = i.request_hash THEN ik.response_body END AS body
-        FROM jsonb_populate_recordset(NULL::pix_transfer_item, p_items) i
-        LEFT JOIN idempotency_keys ik
-          ON ik.account_id = i.account_id AND ik.key = i.idempotency_key AND ik.expires_at > i.now
-        LEFT JOIN dict_keys k ON k.key = i.pix_key
-        LEFT JOIN LATERAL (
-          SELECT true AS hit FROM transactions t
-           WHERE t.account_id = i.account_id AND t.type = 'WITHDRAW'
-             AND t.external_id = coalesce(i.external_id, i.idempotency_key)
-           LIMIT 1) taken ON true
-    ) d;
-
-  -- Money, in arrival order and in memory: an item is accepted while its payer can still pay.
-  FOR v_i IN 1 .. coalesce(v_n, 0) LOOP
-    CONTINUE WHEN v_outcome[v_i] <> 'candidate';
-    IF v_ext_given[v_i] IS NOT NULL THEN
-      IF v_ext_given[v_i] = ANY (v_taken) THEN
-        v_outcome[v_i] := 'external_id_taken';
-        CONTINUE;
-      END IF;
-    END IF;
-    v_pos := array_position(v_acc_ids, v_account[v_i]);
-    IF v_pos IS NULL OR v_acc_left[v_pos] < v_amount[v_i] THEN
-      v_outcome[v_i] := 'insufficient_funds';
-      CONTINUE;
-    END IF;
-    v_acc_left[v_pos] := v_acc_left[v_pos] - v_amount[v_i];
-    v_outcome[v_i] := 'created';
-    IF v_ext_final[v_i] IS NOT NULL THEN
-      v_taken := v_taken || v_ext_final[v_i];
-    END IF;
+  FOR it IN
+    SELECT * FROM jsonb_to_recordset(p_items) AS x(
+      ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
+      priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
+      external_id text, end_to_end_id text, now timestamptz)
+     ORDER BY x.ord
+  LOOP
+    RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
+      FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
+                               it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
+                               it.end_to_end_id, it.now, p_hold_shard) c;
   END LOOP;
-
-  IF 'created' = ANY (v_outcome) THEN
-    -- Keys used again after their 24 hours give way to the new answer.
-    DELETE FROM idempotency_keys ik
-     USING jsonb_populate_recordset(NULL::pix_transfer_item, p_items) i
-     WHERE v_outcome[i.ord + 1] = 'created' AND ik.account_id = i.account_id AND ik.key = i.idempotency_key;
-
-    -- available -> blocked shard, one row each per payer.
-    UPDATE ledger_accounts la SET balance = la.balance + m.delta
-      FROM (
-        SELECT l.id, CASE WHEN l.code = 'available' THEN -sum(i.amount) ELSE sum(i.amount) END AS delta
-          FROM jsonb_populate_recordset(NULL::pix_transfer_item, p_items) i
-          JOIN ledger_accounts l ON l.account_id = i.account_id
-           AND (l.code = 'available' OR (l.code = 'blocked' AND l.shard = p_hold_shard))
-         WHERE v_outcome[i.ord + 1] = 'created'
-         GROUP BY l.id, l.code) m
-     WHERE la.id = m.id;
-
-    WITH accepted AS (
-      SELECT i.*, v_ext_final[i.ord + 1] AS ext, k.owner_name, k.owner_document, k.ispb AS k_ispb, k.bank_name,
-             k.branch AS k_branch, k.account_number AS k_account, k.account_id AS k_account_id,
-             av.id AS available_id, bl.id AS blocked_id
-        FROM jsonb_populate_recordset(NULL::pix_transfer_item, p_items) i
-        JOIN dict_keys k ON k.key = i.pix_key
-        JOIN ledger_accounts av ON av.account_id = i.account_id AND av.code = 'available'
-        JOIN ledger_accounts bl ON bl.account_id = i.account_id AND bl.code = 'blocked' AND bl.shard = p_hold_shard
-       WHERE v_outcome[i.ord + 1] = 'created'
-    ), postings_written AS (
-      INSERT INTO postings (ledger_tx_id, kind, reference, debit_account_id, credit_account_id, amount_centavos, created_at)
-      SELECT nextval('ledger_tx_seq'), 'transfer_hold', a.end_to_end_id, a.available_id, a.blocked_id, a.amount, a.now
-        FROM accepted a
-    ), created AS (
-      INSERT INTO transactions (
-        account_id, type, status, amount_centavos, external_id, end_to_end_id, idempotency_key, pix_key,
-        description, priority, expires_at, ispb_deny,
-        counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
-        counterpart_branch, counterpart_account, counterpart_account_id, hold_ledger_account_id, created_at, updated_at)
-      SELECT a.account_id, 'WITHDRAW', 'PENDING', a.amount, a.ext, a.end_to_end_id, a.idempotency_key, a.pix_key,
-             a.description, a.priority, a.now + make_interval(secs => a.expiration), a.ispb_deny,
-             a.owner_name, a.owner_document, a.k_ispb, a.bank_name,
-             a.k_branch, a.k_account, a.k_account_id, a.blocked_id, a.now, a.now
-        FROM accepted a ORDER BY a.ord
-      RETURNING id, end_to_end_id, account_id
-    ), queued AS (
-      INSERT INTO settlement_queue (transaction_id, priority, pix_key, created_at, expires_at)
-      SELECT c.id, a.priority, a.pix_key, a.now, a.now + make_interval(secs => a.expiration)
-        FROM created c JOIN accepted a ON a.end_to_end_id = c.end_to_end_id
-    ), answers AS (
-      SELECT a.ord, a.account_id, a.idempotency_key, a.request_hash, a.now,
-             jsonb_build_object(
-               'endToEndId', a.end_to_end_id,
-               'eventDate', to_char(a.now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-               'id', c.id,
-               'payment', jsonb_build_object('amount', round(a.amount::numeric / 100, 2)),
-               'type', 'PENDING') AS body
-        FROM created c JOIN accepted a ON a.end_to_end_id = c.end_to_end_id
-    ), stored AS (
-      INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at)
-      SELECT w.account_id, w.idempotency_key, w.request_hash, 'DONE', 201, w.body, w.now, w.now + interval '24 hours'
-        FROM answers w
-    )
-    SELECT array_agg(w.ord), array_agg(w.body) INTO v_new_ords, v_new_bodies FROM answers w;
-    FOR v_j IN 1 .. coalesce(array_length(v_new_ords, 1), 0) LOOP
-      v_status[v_new_ords[v_j] + 1] := 201;
-      v_body[v_new_ords[v_j] + 1] := v_new_bodies[v_j];
-    END LOOP;
-    SELECT bool_or(i.priority = 'HIGH') INTO v_high
-      FROM jsonb_populate_recordset(NULL::pix_transfer_item, p_items) i WHERE v_outcome[i.ord + 1] = 'created';
-    IF v_high THEN
-      PERFORM pg_notify('pix_settlement', '');
-    END IF;
-  END IF;
-
-  RETURN QUERY SELECT g - 1, v_outcome[g], v_status[g], v_body[g] FROM generate_series(1, coalesce(v_n, 0)) g;
 END;
 $$;
 
