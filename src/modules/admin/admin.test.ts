@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { BLOCKED_SHARDS } from '../ledger/service.ts';
 import { createHash } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { createAccount, createClient, randomCnpj, randomCpf, requestToken, type TestAccount } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
 import { issueCertificate, type IssuedCertificate } from '../../lib/certificate-authority.ts';
 import { accountNumberFor, MAX_PIX_KEYS_PER_ACCOUNT } from '../accounts/service.ts';
+import { errorMessage } from '../../../test/assertions.ts';
 
 const UNKNOWN_ACCOUNT = 987654321;
 const EVP = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -21,17 +20,6 @@ const WRONG_ADMIN_HEADERS: Record<string, string>[] = [
   { authorization: 'Bearer' },
 ];
 
-/** Asserts the one error shape of the service and returns its message. */
-function errorMessage(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/json/);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  assert.equal(typeof body.message, 'string');
-  return body.message as string;
-}
 
 const sha256Hex = (der: ArrayBuffer) => createHash('sha256').update(Buffer.from(der)).digest('hex');
 

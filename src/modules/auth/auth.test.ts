@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
-import type { LightMyRequestResponse } from 'fastify';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
 import {
   createAccount,
@@ -16,20 +14,10 @@ import {
   type TestClient,
 } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { assertError } from '../../../test/assertions.ts';
 
 const DAY_MS = 86_400_000;
 
-/** The spec's error body and nothing else; a 401 also says how to authenticate. */
-function assertError(res: LightMyRequestResponse, status: number, message?: RegExp): void {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  assert.equal(typeof body.message, 'string');
-  if (message) assert.match(body.message as string, message);
-  if (status === 401) assert.match(String(res.headers['www-authenticate']), /^Bearer /);
-}
 
 const b64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { createClient, creditAccount, linkCertificate, type TestClient } from '../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../test/harness.ts';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
 import { AppError } from '../../http/errors.ts';
 import { holderLedgerAccountIds, post, type Posting } from './service.ts';
+import { errorMessage } from '../../../test/assertions.ts';
 
 const ROUTES = ['/accounts/balances', '/balance'] as const;
 
@@ -16,14 +15,6 @@ interface Seen {
   blocked: number;
 }
 
-function errorMessage(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  return body.message as string;
-}
 
 /** Wire amounts to centavos and back; exact below 2^53 centavos (division by 100 rounds correctly). */
 const toCentavos = (amount: number) => BigInt(Math.round(amount * 100));

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { buildApp } from '../../app.ts';
 import { createClient, creditAccount, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
@@ -10,6 +8,7 @@ import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import type { Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from './service.ts';
+import { errorMessage } from '../../../test/assertions.ts';
 
 const ROUTES = ['/sandbox/dict/keys', '/sandbox/pix/incoming', '/sandbox/refunds/incoming', '/sandbox/settle'] as const;
 
@@ -17,16 +16,6 @@ function masked(document: string): string {
   return document.length === 11
     ? `***.${document.slice(3, 6)}.${document.slice(6, 9)}-**`
     : `${document.slice(0, 2)}.${document.slice(2, 5)}.${document.slice(5, 8)}/****-**`;
-}
-
-/** Asserts the spec's error body and returns its message. */
-function errorMessage(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  return body.message as string;
 }
 
 async function balances(db: Db, accountId: number) {

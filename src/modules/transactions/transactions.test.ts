@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { createClient, creditAccount, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import type { TransactionStatus, TransactionType } from './repo.ts';
+import { errorMessage } from '../../../test/assertions.ts';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
@@ -58,14 +57,6 @@ const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:
 const saoPauloDay = (ms: number) => new Date(ms - 3 * HOUR_MS).toISOString().slice(0, 10);
 const ids = (body: ListBody) => body.data.map((item) => item.transactionId);
 
-function errorMessage(res: LightMyRequestResponse, status: number): string {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  return body.message as string;
-}
 
 describe('transactions', () => {
   let t: TestApp;

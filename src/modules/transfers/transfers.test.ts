@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { createClient, creditAccount, randomCnpj, randomCpf, requestToken, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { assertError } from '../../../test/assertions.ts';
 
 const DAY_MS = 86_400_000;
 const OTHER_ISPB = '12345678';
@@ -16,15 +15,6 @@ const ONE_CONNECTION = 'PGlite has a single connection: no second transaction ca
 /** Wire amounts to centavos; exact below 2^53 centavos. */
 const toCentavos = (amount: number) => BigInt(Math.round(amount * 100));
 
-function assertError(res: LightMyRequestResponse, status: number, message?: RegExp): void {
-  assert.equal(res.statusCode, status, res.body);
-  const body = res.json<Record<string, unknown>>();
-  assert.deepEqual(Object.keys(body).sort(), ['error', 'message', 'statusCode']);
-  assert.equal(body.statusCode, status);
-  assert.equal(body.error, STATUS_CODES[status]);
-  assert.equal(typeof body.message, 'string');
-  if (message) assert.match(body.message as string, message);
-}
 
 interface Transfer {
   endToEndId: string;
