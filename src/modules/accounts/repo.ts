@@ -103,29 +103,6 @@ export function countPixKeys(db: DbExecutor, accountId: bigint) {
     .executeTakeFirstOrThrow();
 }
 
-export async function insertOwnPixKey(
-  db: DbExecutor,
-  key: { key: string; type: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP'; accountId: bigint; name: string; document: string; ispb: string; bankName: string; branch: string; accountNumber: string },
-): Promise<boolean> {
-  const result = await db
-    .insertInto('dict_keys')
-    .values({
-      key: key.key,
-      key_type: key.type,
-      account_id: key.accountId,
-      owner_name: key.name,
-      owner_document: key.document,
-      ispb: key.ispb,
-      bank_name: key.bankName,
-      branch: key.branch,
-      account_number: key.accountNumber,
-      behavior: null,
-    })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .executeTakeFirst();
-  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
-}
-
 /** Whether the certificate that a token is bound to is still linked to the token's account. */
 export function findLinkedCertificate(db: DbExecutor, accountId: bigint, fingerprint: string) {
   return db

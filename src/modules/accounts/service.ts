@@ -7,6 +7,7 @@ import { randomAlphanumeric, randomToken } from '../../lib/ids.ts';
 import { isValidPixKey, type PixKeyType } from '../../lib/pix-key.ts';
 import { hashSecret } from '../auth/secrets.ts';
 import { createHolderLedgerAccounts } from '../ledger/service.ts';
+import { insertKey } from '../directory/repo.ts';
 import * as repo from './repo.ts';
 
 /** The name this institution shows for its own accounts in the directory and in views. */
@@ -127,7 +128,7 @@ export async function registerPixKey(deps: AccountsDeps, accountId: bigint, inpu
     if (count >= BigInt(MAX_PIX_KEYS_PER_ACCOUNT)) {
       throw unprocessable('PIX_KEY_LIMIT', `An account holds at most ${MAX_PIX_KEYS_PER_ACCOUNT} Pix keys`);
     }
-    const inserted = await repo.insertOwnPixKey(trx, {
+    const inserted = await insertKey(trx, {
       key,
       type,
       accountId,
@@ -137,6 +138,7 @@ export async function registerPixKey(deps: AccountsDeps, accountId: bigint, inpu
       bankName: INSTITUTION_NAME,
       branch: account.branch,
       accountNumber: account.account_number,
+      behavior: null,
     });
     if (!inserted) throw conflict('PIX_KEY_EXISTS', 'This key is already registered in the directory');
     return { key, type: type.toLowerCase() };

@@ -3,11 +3,10 @@ import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { detectPixKeyType } from '../../lib/pix-key.ts';
-import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
 import { enqueue } from '../notifications/repo.ts';
 import { receivePayload, refundPayload } from '../notifications/payloads.ts';
-import { insertReceived } from '../settlement/repo.ts';
-import { settleDue, type SettlementDeps } from '../settlement/service.ts';
+import { receiveFromNetwork, settleDue, type SettlementDeps } from '../settlement/service.ts';
+import { findKey, insertKey } from '../directory/repo.ts';
 import * as repo from './repo.ts';
 
 export type SandboxDeps = SettlementDeps;
@@ -53,9 +52,10 @@ export async function registerExternalKey(deps: SandboxDeps, input: ExternalKeyI
   const owner = document(input.document, 'document');
   if ((type === 'CPF' || type === 'CNPJ') && key !== owner) throw badRequest('INVALID_PIX_KEY', `a ${type} key must be its holder's document`);
   if (input.ispb === deps.ispb) throw badRequest('OWN_ISPB', 'keys of this institution are registered through POST /admin/accounts/{id}/pix-keys');
-  const inserted = await repo.insertExternalKey(deps.db, {
+  const inserted = await insertKey(deps.db, {
     key,
     type,
+    accountId: null,
     name: input.name,
     document: owner,
     ispb: input.ispb,
@@ -87,7 +87,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   if (Number.isNaN(receivedAt.getTime()) || receivedAt.getTime() > now.getTime()) {
     throw badRequest('INVALID_RECEIVED_AT', 'receivedAt must be a timestamp that is not in the future');
   }
-  const key = await repo.findKey(deps.db, receiverKey);
+  const key = await findKey(deps.db, receiverKey);
   if (!key?.account_id) throw unprocessable('PIX_KEY_NOT_FOUND', 'PIX key not found among the keys of this institution');
   const accountId = key.account_id;
   if (input.txid !== undefined && !(await repo.chargeExists(deps.db, accountId, input.txid))) {
@@ -96,16 +96,15 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   const payerIspb = input.payer.ispb ?? SANDBOX_PAYER_ISPB;
   const endToEndId = pixIdentifier('E', payerIspb, receivedAt);
   const received = await deps.db.transaction().execute(async (trx) => {
-    const holder = await holderLedgerAccountIds(trx, accountId);
-    const network = await systemLedgerAccountId(trx, 'pix_network');
-    await post(trx, 'pix_received', endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }], now);
-    const row = await insertReceived(trx, {
+    const row = await receiveFromNetwork(trx, {
+      type: 'PAYMENT',
       accountId,
       amountCentavos: centavos,
       endToEndId,
       pixKey: key.key,
       txid: input.txid ?? null,
       description: input.description ?? null,
+      originalTransactionId: null,
       counterpart: {
         name: input.payer.name,
         document: payerDocument,
@@ -115,8 +114,8 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
         account: null,
         accountId: null,
       },
+      at: receivedAt,
       now,
-      receivedAt,
     });
     await enqueue(trx, { accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now });
     return row;
@@ -140,15 +139,15 @@ export async function receiveIncomingRefund(deps: SandboxDeps, input: { endToEnd
       throw unprocessable('REFUND_EXCEEDS_ORIGINAL', 'The refunds would exceed the amount of the original transfer');
     }
     const rtrId = pixIdentifier('D', original.counterpart_ispb ?? SANDBOX_PAYER_ISPB, now);
-    const holder = await holderLedgerAccountIds(trx, original.account_id);
-    const network = await systemLedgerAccountId(trx, 'pix_network');
-    await post(trx, 'refund_received', rtrId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }], now);
-    const refund = await repo.insertRefundReceived(trx, {
+    const refund = await receiveFromNetwork(trx, {
+      type: 'REFUND_OUT',
       accountId: original.account_id,
-      originalId: original.id,
       amountCentavos: centavos,
-      rtrId,
+      endToEndId: rtrId,
       pixKey: original.pix_key,
+      txid: null,
+      description: null,
+      originalTransactionId: original.id,
       counterpart: {
         name: original.counterpart_name,
         document: original.counterpart_document,
@@ -156,7 +155,9 @@ export async function receiveIncomingRefund(deps: SandboxDeps, input: { endToEnd
         bankName: original.counterpart_bank_name,
         branch: original.counterpart_branch,
         account: original.counterpart_account,
+        accountId: null,
       },
+      at: now,
       now,
     });
     await enqueue(trx, {

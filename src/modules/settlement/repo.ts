@@ -42,25 +42,39 @@ export function findForPayloads(trx: Trx, ids: readonly bigint[]) {
     .execute();
 }
 
-export async function insertReceived(
-  trx: Trx,
-  row: {
-    accountId: bigint;
-    amountCentavos: bigint;
-    endToEndId: string;
-    pixKey: string;
-    txid: string | null;
-    description: string | null;
-    counterpart: { name: string; document: string; ispb: string; bankName: string | null; branch: string | null; account: string | null; accountId: bigint | null };
-    now: Date;
-    receivedAt: Date;
-  },
-) {
+export interface Counterpart {
+  name: string | null;
+  document: string | null;
+  ispb: string | null;
+  bankName: string | null;
+  branch: string | null;
+  account: string | null;
+  accountId: bigint | null;
+}
+
+/** A movement that arrived already settled: a PIX received (PAYMENT) or a refund of ours (REFUND_OUT). */
+export interface ArrivedMovement {
+  type: 'PAYMENT' | 'REFUND_OUT';
+  accountId: bigint;
+  amountCentavos: bigint;
+  endToEndId: string;
+  pixKey: string | null;
+  /** A paid charge's txid, which is also the movement's externalId. */
+  txid: string | null;
+  description: string | null;
+  originalTransactionId: bigint | null;
+  counterpart: Counterpart;
+  /** When it arrived (back-dated in the sandbox) and when it was recorded. */
+  at: Date;
+  now: Date;
+}
+
+export function insertArrived(trx: Trx, row: ArrivedMovement) {
   return trx
     .insertInto('transactions')
     .values({
       account_id: row.accountId,
-      type: 'PAYMENT',
+      type: row.type,
       status: 'CONFIRMED',
       amount_centavos: row.amountCentavos,
       external_id: row.txid,
@@ -73,7 +87,7 @@ export async function insertReceived(
       expires_at: null,
       ispb_deny: null,
       error_reason: null,
-      original_transaction_id: null,
+      original_transaction_id: row.originalTransactionId,
       counterpart_name: row.counterpart.name,
       counterpart_document: row.counterpart.document,
       counterpart_ispb: row.counterpart.ispb,
@@ -82,10 +96,10 @@ export async function insertReceived(
       counterpart_branch: row.counterpart.branch,
       counterpart_account: row.counterpart.account,
       counterpart_account_id: row.counterpart.accountId,
-      created_at: row.receivedAt,
+      created_at: row.at,
       updated_at: row.now,
-      processed_at: row.receivedAt,
+      processed_at: row.at,
     })
-    .returning(['id', 'amount_centavos', 'end_to_end_id', 'pix_key', 'txid', 'idempotency_key', 'description', 'counterpart_name', 'counterpart_document', 'counterpart_ispb'])
+    .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -1,9 +1,10 @@
-import type { Db } from '../../db/client.ts';
+import type { Db, Trx } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { INSTITUTION_NAME } from '../accounts/service.ts';
 import { enqueueMany, type OutboxEvent } from '../notifications/repo.ts';
 import { receivePayload, transferPayload } from '../notifications/payloads.ts';
-import { findForPayloads, settleBatch, type SettledRow } from './repo.ts';
+import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
+import { findForPayloads, insertArrived, settleBatch, type ArrivedMovement, type SettledRow } from './repo.ts';
 
 export interface SettlementDeps {
   readonly db: Db;
@@ -78,4 +79,17 @@ export async function settleDue(deps: SettlementDeps, options: { force?: boolean
     if (batch.claimed < limit) break;
   }
   return total;
+}
+
+/**
+ * Money that arrives from the Pix network, already settled: the network's ledger account pays
+ * the account's available one and the movement is recorded, in the caller's transaction (with
+ * its notification).
+ */
+export async function receiveFromNetwork(trx: Trx, movement: ArrivedMovement) {
+  const holder = await holderLedgerAccountIds(trx, movement.accountId);
+  const network = await systemLedgerAccountId(trx, 'pix_network');
+  const kind = movement.type === 'PAYMENT' ? 'pix_received' : 'refund_received';
+  await post(trx, kind, movement.endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: movement.amountCentavos }], movement.now);
+  return insertArrived(trx, movement);
 }
