@@ -11,17 +11,8 @@ export interface OutboxEvent {
 }
 
 /** Writes a notification in the caller's transaction: it exists only if the movement commits. */
-export async function enqueue(trx: Trx, event: OutboxEvent): Promise<void> {
-  await trx
-    .insertInto('outbox')
-    .values({
-      account_id: event.accountId,
-      event_type: event.eventType,
-      transaction_id: event.transactionId,
-      payload: JSON.stringify(event.payload),
-      created_at: event.now,
-    })
-    .execute();
+export function enqueue(trx: Trx, event: OutboxEvent): Promise<void> {
+  return enqueueMany(trx, [event]);
 }
 
 /** Several notifications in one statement (a settled batch). */
