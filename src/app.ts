@@ -8,7 +8,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import { accountAuthentication, adminAuthentication } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
-import { registerErrorHandling } from './http/errors.ts';
+import { registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema } from './http/schemas.ts';
@@ -78,6 +78,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // JSON is the only body format: anything else is 415.
   app.removeContentTypeParser(['text/plain']);
   registerErrorHandling(app);
+  registerNulGuard(app);
   app.addSchema(ErrorBodySchema);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);

@@ -138,3 +138,32 @@ describe('HTTP plumbing', () => {
     assert.equal(ready.json().status, 'ready');
   });
 });
+
+describe('hostile strings', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('refuses NUL characters anywhere in a request with 400, never 500', async () => {
+    const admin = { authorization: 'Bearer test-admin-token-0123456789' };
+    const cases = [
+      { method: 'POST' as const, url: '/admin/accounts', payload: { name: 'a\u0000b', document: '52998224725' }, where: /name/ },
+      {
+        method: 'POST' as const,
+        url: '/sandbox/dict/keys',
+        payload: { key: 'x@example.com', name: 'Zé', document: '52998224725', ispb: '12345678', bankName: '\u0000' },
+        where: /bankName/,
+      },
+      { method: 'GET' as const, url: '/admin/accounts/1/certificates/%00', payload: undefined, where: /params/ },
+    ];
+    for (const c of cases) {
+      const res = await t.app.inject({ method: c.method, url: c.url, headers: admin, ...(c.payload ? { payload: c.payload } : {}) });
+      assert.notEqual(res.statusCode, 500, res.body);
+      assert.equal(res.statusCode === 400 || res.statusCode === 404, true, `${c.url}: ${res.statusCode} ${res.body}`);
+      isErrorBody(res.json(), res.statusCode);
+      if (res.statusCode === 400) assert.match(res.json<{ message: string }>().message, c.where);
+    }
+  });
+});

@@ -86,11 +86,39 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const client = frameworkClientError(error);
     if (client) return reply.status(client.statusCode).send(client);
+    // SQLSTATE class 22 (data exception) comes from a value the database could not take: input
+    // that got past validation. A safety net: answer 400, and log it so validation can be mended.
+    if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
+      request.log.warn({ err: error }, 'database refused a value from the request');
+      return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable'));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody(500, 'Internal server error'));
   });
 
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+}
+
+/** PostgreSQL text cannot hold NUL characters: refused up front, naming where they were found. */
+function findNul(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      if (key.includes('\u0000')) return path;
+      const found = findNul(inner, path ? `${path}.${key}` : key);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+export function registerNulGuard(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
+      const found = findNul(value, '');
+      if (found !== null) throw badRequest('NUL_CHARACTER', `${part}${found ? `: ${found}` : ''} must not contain NUL characters`);
+    }
   });
 }
