@@ -6,7 +6,8 @@ import { openDatabase, DatabaseInUse, type Database } from './db/client.ts';
 import { migrate } from './db/migrate.ts';
 import { AppError } from './http/errors.ts';
 import { systemClock } from './lib/clock.ts';
-import { ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
+import { DEMO_OPENING_CENTAVOS, ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
+import { formatCentavos } from './lib/money.ts';
 import { loggerOptions } from './http/logging.ts';
 import { Worker } from './worker/worker.ts';
 import { pino } from 'pino';
@@ -30,7 +31,7 @@ function banner(config: Config, address: string, demo: { created: boolean; demo:
   if (demo) {
     const d = demo.demo;
     lines.push(
-      `Demo account ${d.accountId} (branch ${d.branch}, account ${d.accountNumber}), Pix keys: ${d.pixKeys.map((k) => k.key).join(', ')}`,
+      `Demo account ${d.accountId} (branch ${d.branch}, account ${d.accountNumber}, opened with R$ ${formatCentavos(DEMO_OPENING_CENTAVOS)}), Pix keys: ${d.pixKeys.map((k) => k.key).join(', ')}`,
       `  clientId:     ${d.clientId}`,
       demo.created ? `  clientSecret: ${d.clientSecret}` : `  clientSecret: in ${config.dataDir}/demo/credentials.json`,
       `  certificate:  ${d.certificateFile} (key ${d.privateKeyFile}; URL-encoded for X-SSL-Client-Cert: ${d.urlEncodedCertificateFile})`,

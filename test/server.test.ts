@@ -86,6 +86,8 @@ describe('the service process', () => {
     assert.equal(status, 201);
     const balance = await fetch(`${first.address}/balance`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal(balance.status, 200);
+    // The demo account opens with R$ 1000.00, received as a PIX from the sandbox.
+    assert.equal(((await balance.json()) as { netBalance: number }).netBalance, 1000);
 
     // A second process must not open the same embedded database.
     const intruder = run({ DATA_DIR: dataDir });

@@ -3,7 +3,12 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.ts';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
-import { cpfCheckDigits } from '../../lib/document.ts';
+import { cnpjCheckDigits, cpfCheckDigits } from '../../lib/document.ts';
+import { pixIdentifier } from '../../lib/ids.ts';
+import { enqueue } from '../notifications/repo.ts';
+import { receivePayload } from '../notifications/payloads.ts';
+import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
+import { receiveFromNetwork } from '../settlement/service.ts';
 import { createAccount, linkCertificate, registerPixKey } from '../accounts/service.ts';
 import { findAccountByClientId } from '../accounts/repo.ts';
 
@@ -25,6 +30,7 @@ export interface DemoCredentials {
 const DEMO_LOCK = 72_620_002;
 export const DEMO_NAME = 'Conta Demo Sandbox';
 export const DEMO_CPF = `123456789${cpfCheckDigits('123456789')}`;
+const DEMO_PAYER_CNPJ = `112223330001${cnpjCheckDigits('112223330001')}`;
 
 /**
  * Provisions the sandbox's demo account once per database: an account, a client certificate
@@ -52,6 +58,7 @@ export async function ensureDemoAccount(db: Db, dataDir: string, ispb: string): 
         await registerPixKey(deps, account.accountId, { type: 'evp' }),
         ...((await cpfKeyTaken(conn)) ? [] : [await registerPixKey(deps, account.accountId, { type: 'cpf' })]),
       ];
+      await openingCredit(conn, account.accountId, keys[0]!.key);
       const demo: DemoCredentials = {
         accountId: Number(account.accountId),
         branch: account.branch,
@@ -74,6 +81,29 @@ export async function ensureDemoAccount(db: Db, dataDir: string, ispb: string): 
     } finally {
       await sql`select pg_advisory_unlock(${DEMO_LOCK})`.execute(conn);
     }
+  });
+}
+
+/** The demo account starts with money, as a PIX received from a sandbox payer (RECEIVE notification). */
+export const DEMO_OPENING_CENTAVOS = 1_000_00n;
+
+async function openingCredit(db: Db, accountId: bigint, pixKey: string): Promise<void> {
+  const now = new Date();
+  await db.transaction().execute(async (trx) => {
+    const row = await receiveFromNetwork(trx, {
+      type: 'PAYMENT',
+      accountId,
+      amountCentavos: DEMO_OPENING_CENTAVOS,
+      endToEndId: pixIdentifier('E', SANDBOX_PAYER_ISPB, now),
+      pixKey,
+      txid: null,
+      description: 'Opening balance of the sandbox demo account',
+      originalTransactionId: null,
+      counterpart: { name: 'Pix Sandbox', document: DEMO_PAYER_CNPJ, ispb: SANDBOX_PAYER_ISPB, bankName: SANDBOX_PAYER_BANK, branch: null, account: null, accountId: null },
+      at: now,
+      now,
+    });
+    await enqueue(trx, { accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now });
   });
 }
 
