@@ -183,8 +183,22 @@ async function invariants(url: string) {
      where a.balance <> coalesce((select sum(amount_centavos) from postings where credit_account_id = a.id), 0)
                      - coalesce((select sum(amount_centavos) from postings where debit_account_id = a.id), 0)`);
   const negative = await client.query(`select count(*)::int as n from ledger_accounts where not allow_negative and balance < 0`);
+  // Money changes only by what entered or left: each account's balance equals the PIX and refunds
+  // it received minus the transfers it sent that did not fail.
+  const unreconciled = await client.query(`
+    select count(*)::int as n from accounts a
+     where (select coalesce(sum(balance), 0) from ledger_accounts where account_id = a.id)
+        <> (select coalesce(sum(case when type in ('PAYMENT', 'REFUND_OUT') and status = 'CONFIRMED' then amount_centavos
+                                     when type in ('WITHDRAW', 'REFUND_IN') and status <> 'ERROR' then -amount_centavos
+                                     else 0 end), 0)
+              from transactions where account_id = a.id)`);
   await client.end();
-  return { sum: total.rows[0].s as string, mismatched: mismatched.rows[0].n as number, negative: negative.rows[0].n as number };
+  return {
+    sum: total.rows[0].s as string,
+    mismatched: mismatched.rows[0].n as number,
+    negative: negative.rows[0].n as number,
+    unreconciled: unreconciled.rows[0].n as number,
+  };
 }
 
 async function main() {
@@ -229,8 +243,11 @@ async function main() {
         `${lists.rps.toFixed(0)} requests/s, p50 ${lists.p50.toFixed(1)} ms, p99 ${lists.p99.toFixed(1)} ms`,
     );
     console.log(`settlement backlog at the end of each run (NORM settles ${process.env.BENCH_SETTLEMENT_DELAY_MS ?? 1000} ms after arrival): ${backlogAfterSpread}, ${backlogAfterHot} transfers`);
-    console.log(`\ninvariants: sum of all balances = ${check.sum} (must be 0), balances not equal to their postings = ${check.mismatched}, negative balances = ${check.negative}`);
-    if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0) process.exitCode = 1;
+    console.log(
+      `\ninvariants: sum of all balances = ${check.sum} (must be 0), balances not equal to their postings = ${check.mismatched}, ` +
+        `negative balances = ${check.negative}, accounts whose balance is not what their transactions say = ${check.unreconciled}`,
+    );
+    if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
   } finally {
     await http.close();
     service.kill('SIGTERM');
