@@ -53,7 +53,8 @@ CREATE FUNCTION pix_transfer_create(
   p_external_id       text,
   p_end_to_end_id     text,
   p_now               timestamptz,
-  p_hold_shard        integer
+  p_available_id      bigint,
+  p_blocked_id        bigint
 ) RETURNS TABLE (outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -126,10 +127,10 @@ BEGIN
   END IF;
 
   -- The guarded debit: available -> blocked, or nothing when the money is not there.
-  SELECT max(id) FILTER (WHERE code = 'available'), max(id) FILTER (WHERE code = 'blocked')
-    INTO v_available, v_blocked
-    FROM ledger_accounts
-   WHERE account_id = p_account_id AND (code = 'available' OR (code = 'blocked' AND shard = p_hold_shard));
+  -- p_available_id and p_blocked_id: the payer's available account and the blocked shard that
+  -- holds the money (the batch looked them up for all its items at once).
+  v_available := p_available_id;
+  v_blocked := p_blocked_id;
   v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, v_available, v_blocked, p_amount_centavos, p_now);
   IF v_ledger_tx IS NULL THEN
     RETURN QUERY SELECT 'insufficient_funds'::text, NULL::integer, NULL::jsonb;
@@ -184,16 +185,19 @@ BEGIN
      AND (la.code = 'available' OR (la.code = 'blocked' AND la.shard = p_hold_shard))
    ORDER BY la.id FOR UPDATE;
   FOR it IN
-    SELECT * FROM jsonb_to_recordset(p_items) AS x(
-      ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
-      priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
-      external_id text, end_to_end_id text, now timestamptz)
+    SELECT x.*, av.id AS available_id, bl.id AS blocked_id
+      FROM jsonb_to_recordset(p_items) AS x(
+             ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
+             priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
+             external_id text, end_to_end_id text, now timestamptz)
+      JOIN ledger_accounts av ON av.account_id = x.account_id AND av.code = 'available'
+      JOIN ledger_accounts bl ON bl.account_id = x.account_id AND bl.code = 'blocked' AND bl.shard = p_hold_shard
      ORDER BY x.ord
   LOOP
     RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
       FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
                                it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
-                               it.end_to_end_id, it.now, p_hold_shard) c;
+                               it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
   END LOOP;
 END;
 $$;
