@@ -59,7 +59,8 @@ function readPemFile(values: Record<string, string | undefined>): string {
   }
 }
 
-const jsonReplacer = (_key: string, value: unknown) => (typeof value === 'bigint' ? Number(value) : value);
+/** Ids are bigint inside; JSON shows them as numbers, as the operator API does. */
+const jsonReplacer = (_key: string, field: unknown) => (typeof field === 'bigint' ? Number(field) : field);
 
 /** Runs one operator command and returns what it prints (JSON). */
 export async function runOperatorCommand(db: Db, config: Config, args: string[]): Promise<string> {
