@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '../../../test/harness.ts';
+import { AppError } from '../../http/errors.ts';
+import { TransferBatcher } from './batcher.ts';
+import type { CreateTransferRow } from './repo.ts';
+
+const row = (accountId: bigint): CreateTransferRow => ({
+  accountId,
+  idempotencyKey: randomUUID(),
+  requestHash: 'h',
+  amountCentavos: 100n,
+  pixKey: 'nobody@example.com',
+  priority: 'NORM',
+  expirationSeconds: 600,
+  creditorDocument: null,
+  ispbDeny: null,
+  description: null,
+  externalId: null,
+  endToEndId: `E99999999202611221200${randomUUID().replace(/-/g, '').slice(0, 11)}`,
+  now: new Date(),
+});
+
+describe('transfer batcher admission control', () => {
+  let t: TestDatabase;
+  before(async () => {
+    t = await createTestDatabase();
+  });
+  after(() => t.drop());
+
+  it('refuses at once with 503 and Retry-After beyond its queue, instead of queueing into timeouts', async () => {
+    const batcher = new TransferBatcher(t.db, { maxInFlight: 1, maxQueue: 2, maxBatch: 64 });
+    // The first goes to the database at once; the next two wait; the rest are refused.
+    const answers = await Promise.allSettled(Array.from({ length: 6 }, () => batcher.submit(row(1n))));
+    const refused = answers.filter((a) => a.status === 'rejected' && a.reason instanceof AppError && a.reason.statusCode === 503);
+    assert.equal(refused.length, 3);
+    const error = (refused[0] as PromiseRejectedResult).reason as AppError;
+    assert.equal(error.headers?.['retry-after'], '1');
+    // The admitted ones reached the database (no such account, so each fails there, not here).
+    for (const a of answers.slice(0, 3)) {
+      assert.ok(a.status === 'fulfilled' || !(a.reason instanceof AppError && a.reason.statusCode === 503));
+    }
+  });
+});
