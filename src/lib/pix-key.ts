@@ -39,3 +39,11 @@ export function detectPixKeyType(key: string): PixKeyType | null {
   if (isValidCnpj(key)) return 'CNPJ';
   return null;
 }
+
+/** A key as the directory stores it (trimmed, e-mails in lower case) with its type; null if malformed. */
+export function parsePixKey(raw: string): { key: string; type: PixKeyType } | null {
+  const trimmed = raw.trim();
+  const key = trimmed.includes('@') ? trimmed.toLowerCase() : trimmed;
+  const type = detectPixKeyType(key);
+  return type ? { key, type } : null;
+}

@@ -2,11 +2,11 @@ import { badRequest, conflict, notFound, unprocessable } from '../../http/errors
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
-import { detectPixKeyType } from '../../lib/pix-key.ts';
 import { enqueue } from '../notifications/repo.ts';
 import { receivePayload, refundPayload } from '../notifications/payloads.ts';
 import { receiveFromNetwork, settleDue, type SettlementDeps } from '../settlement/service.ts';
 import { findKey, insertKey } from '../directory/repo.ts';
+import { requirePixKey } from '../directory/service.ts';
 import * as repo from './repo.ts';
 
 export type SandboxDeps = SettlementDeps;
@@ -27,14 +27,6 @@ function amount(raw: string): bigint {
   return centavos;
 }
 
-/** A key as the directory stores it (e-mails in lower case); 400 when it is no PIX key at all. */
-function pixKey(raw: string, field: string) {
-  const trimmed = raw.trim();
-  const type = detectPixKeyType(trimmed.includes('@') ? trimmed.toLowerCase() : trimmed);
-  if (!type) throw badRequest('INVALID_PIX_KEY', `${field} is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)`);
-  return { key: type === 'EMAIL' ? trimmed.toLowerCase() : trimmed, type };
-}
-
 export interface ExternalKeyInput {
   key: string;
   name: string;
@@ -48,7 +40,7 @@ export interface ExternalKeyInput {
 
 /** A key held at another institution, so that transfers to it can be simulated. */
 export async function registerExternalKey(deps: SandboxDeps, input: ExternalKeyInput) {
-  const { key, type } = pixKey(input.key, 'key');
+  const { key, type } = requirePixKey(input.key, 'key');
   const owner = document(input.document, 'document');
   if ((type === 'CPF' || type === 'CNPJ') && key !== owner) throw badRequest('INVALID_PIX_KEY', `a ${type} key must be its holder's document`);
   if (input.ispb === deps.ispb) throw badRequest('OWN_ISPB', 'keys of this institution are registered through POST /admin/accounts/{id}/pix-keys');
@@ -79,7 +71,7 @@ export interface IncomingPixInput {
 
 /** A PIX arrives from another institution to the account owning `pixKey`. */
 export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixInput) {
-  const { key: receiverKey } = pixKey(input.pixKey, 'pixKey');
+  const { key: receiverKey } = requirePixKey(input.pixKey, 'pixKey');
   const centavos = amount(input.amount);
   const payerDocument = document(input.payer.document, 'payer.document');
   const now = deps.clock.now();

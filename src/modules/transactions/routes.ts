@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
-import { normalizePixKey } from '../transfers/service.ts';
+import { requirePixKey } from '../directory/service.ts';
 import { findOne, listForAccount, type TransactionsDeps } from './service.ts';
 import { listView, statusView } from './views.ts';
 
@@ -132,7 +132,7 @@ export const transactionRoutes =
         },
       },
       async (request) => {
-        const pixKey = normalizePixKey(request.params.pixKey);
+        const { key: pixKey } = requirePixKey(request.params.pixKey, 'pixKey');
         const { rows, metadata } = await listForAccount(deps, request.accountId, request.query, pixKey);
         return { data: rows.map(listView), metadata };
       },
@@ -149,6 +149,6 @@ export const transactionRoutes =
           response: { 200: ListItem, ...errorResponses(400, 401, 404) },
         },
       },
-      async (request) => listView(await findOne(deps, request.accountId, request.params.identifier, normalizePixKey(request.params.pixKey))),
+      async (request) => listView(await findOne(deps, request.accountId, request.params.identifier, requirePixKey(request.params.pixKey, 'pixKey').key)),
     );
   };

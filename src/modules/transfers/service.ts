@@ -4,9 +4,9 @@ import type { Clock } from '../../lib/clock.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { MAX_AMOUNT_CENTAVOS, numberToCentavos } from '../../lib/money.ts';
-import { detectPixKeyType } from '../../lib/pix-key.ts';
 import { requestHash } from '../../lib/stable-json.ts';
 import { insufficientFunds } from '../ledger/service.ts';
+import { requirePixKey } from '../directory/service.ts';
 import type { TransferBatcher } from './batcher.ts';
 import type { CreateOutcome } from './repo.ts';
 
@@ -43,14 +43,6 @@ export function requireIdempotencyKey(raw: string | string[] | undefined): strin
   if (raw === undefined || raw === '') throw badRequest('IDEMPOTENCY_KEY_REQUIRED', 'x-idempotency-key header is required');
   if (Array.isArray(raw) || !UUID.test(raw)) throw badRequest('IDEMPOTENCY_KEY_INVALID', 'x-idempotency-key must be a UUID');
   return raw.toLowerCase();
-}
-
-/** A key as the directory stores it: e-mails in lower case, everything else as written. */
-export function normalizePixKey(raw: string): string {
-  const key = raw.trim();
-  const type = detectPixKeyType(key.includes('@') ? key.toLowerCase() : key);
-  if (!type) throw badRequest('INVALID_PIX_KEY', 'pixKey is not a valid PIX key (CPF, CNPJ, e-mail, +55 phone or EVP)');
-  return type === 'EMAIL' ? key.toLowerCase() : key;
 }
 
 function amountOf(request: TransferRequest): bigint {
@@ -100,7 +92,7 @@ export async function createTransfer(
   idempotencyKey: string,
   request: TransferRequest,
 ): Promise<TransferAnswer> {
-  const pixKey = normalizePixKey(request.pixKey);
+  const { key: pixKey } = requirePixKey(request.pixKey, 'pixKey');
   const amountCentavos = amountOf(request);
   const creditorDocument = creditorDocumentOf(request);
   const priority = request.priority ?? 'NORM';
