@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authRoutes({ db, clock, tokens, trust }));
 
   await app.register(async (accountScope) => {
-    accountScope.addHook('onRequest', accountAuthentication({ db, clock, tokens, trust, links }));
+    accountScope.addHook('onRequest', accountAuthentication({ clock, tokens, trust, links }));
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
       transferRoutes({

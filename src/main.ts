@@ -9,7 +9,7 @@ import { systemClock } from './lib/clock.ts';
 import { DEMO_OPENING_CENTAVOS, ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
 import { formatCentavos } from './lib/money.ts';
 import { loggerOptions } from './http/logging.ts';
-import { Worker } from './worker/worker.ts';
+import { Worker, type WorkerOptions } from './worker/worker.ts';
 import { pino } from 'pino';
 
 const USAGE = `Usage: pix-api <command>
@@ -42,7 +42,7 @@ function banner(config: Config, address: string, demo: { created: boolean; demo:
   return lines.join('\n');
 }
 
-function startWorker(config: Config, database: Database, log: Worker['log']): Worker {
+function startWorker(config: Config, database: Database, log: WorkerOptions['log']): Worker {
   const worker = new Worker({
     db: database.db,
     clock: systemClock,
@@ -80,7 +80,7 @@ async function workerOnly(config: Config): Promise<void> {
   installShutdown(null, database, worker, log);
 }
 
-function installShutdown(app: FastifyInstance | null, database: Database, worker: Worker, log: Worker['log'] = app!.log): void {
+function installShutdown(app: FastifyInstance | null, database: Database, worker: Worker, log: WorkerOptions['log'] = app!.log): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

@@ -1,6 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import type { Db } from '../db/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import { isCurrentlyValid, thumbprintToFingerprint } from '../lib/certificate.ts';
 import type { CertificateLinkCache } from '../modules/auth/link-cache.ts';
@@ -24,7 +23,6 @@ export function bearerToken(request: FastifyRequest): string | null {
 }
 
 export interface AuthDeps {
-  readonly db: Db;
   readonly clock: Clock;
   readonly tokens: TokenService;
   readonly trust: CertificateTrust;

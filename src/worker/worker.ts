@@ -21,9 +21,6 @@ export interface WorkerOptions extends SettlementDeps {
  */
 export class Worker {
   readonly #options: WorkerOptions;
-  get log(): WorkerOptions['log'] {
-    return this.#options.log;
-  }
   readonly #pollMs: number;
   #running = false;
   #loop: Promise<void> | undefined;

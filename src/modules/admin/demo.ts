@@ -11,6 +11,7 @@ import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
 import { receiveFromNetwork } from '../settlement/service.ts';
 import { createAccount, linkCertificate, registerPixKey } from '../accounts/service.ts';
 import { findAccountByClientId } from '../accounts/repo.ts';
+import { findKey } from '../directory/repo.ts';
 
 export interface DemoCredentials {
   accountId: number;
@@ -56,7 +57,8 @@ export async function ensureDemoAccount(db: Db, dataDir: string, ispb: string): 
       const { fingerprint } = await linkCertificate(deps, account.accountId, issued.certPem);
       const keys = [
         await registerPixKey(deps, account.accountId, { type: 'evp' }),
-        ...((await cpfKeyTaken(conn)) ? [] : [await registerPixKey(deps, account.accountId, { type: 'cpf' })]),
+        // The demo CPF key can be held by one account only; a second demo account goes without.
+        ...((await findKey(conn, DEMO_CPF)) ? [] : [await registerPixKey(deps, account.accountId, { type: 'cpf' })]),
       ];
       await openingCredit(conn, account.accountId, keys[0]!.key);
       const demo: DemoCredentials = {
@@ -107,8 +109,3 @@ async function openingCredit(db: Db, accountId: bigint, pixKey: string): Promise
   });
 }
 
-/** The demo CPF key can be held by one account only; a second demo account skips it. */
-async function cpfKeyTaken(db: Db): Promise<boolean> {
-  const row = await db.selectFrom('dict_keys').select('key').where('key', '=', DEMO_CPF).executeTakeFirst();
-  return Boolean(row);
-}
