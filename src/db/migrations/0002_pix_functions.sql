@@ -60,12 +60,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
   v_existing   idempotency_keys%ROWTYPE;
   v_key        dict_keys%ROWTYPE;
-  v_available  bigint;
-  v_blocked    bigint;
   v_ledger_tx  bigint;
   v_tx_id      bigint;
   v_body       jsonb;
-  v_external_id text := p_external_id;
+  v_external_id text;
   v_locked     boolean;
 BEGIN
   v_locked := pg_try_advisory_xact_lock(hashtextextended(p_account_id::text || ':' || p_idempotency_key, 7262));
@@ -111,27 +109,25 @@ BEGIN
     RETURN QUERY SELECT 'creditor_mismatch'::text, NULL::integer, NULL::jsonb;
     RETURN;
   END IF;
-  IF p_external_id IS NOT NULL AND EXISTS (
-    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_external_id AND type = 'WITHDRAW'
+  -- The transfer's externalId is the one given or else its idempotency key. One probe tells
+  -- whether another transfer of the account already holds it: a given one is then refused; a
+  -- default one (an explicit externalId elsewhere, or this key's own earlier transfer when it is
+  -- reused after its 24 hours) is dropped, as externalIds stay unique per account.
+  v_external_id := coalesce(p_external_id, p_idempotency_key);
+  IF EXISTS (
+    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = v_external_id AND type = 'WITHDRAW'
   ) THEN
-    RETURN QUERY SELECT 'external_id_taken'::text, NULL::integer, NULL::jsonb;
-    RETURN;
-  END IF;
-  -- Without an externalId the transfer's is its idempotency key, unless another transfer of the
-  -- account already holds that value (an explicit externalId, or this key's own earlier transfer
-  -- when it is reused after its 24 hours): then it has none, as externalIds stay unique per account.
-  IF p_external_id IS NULL AND NOT EXISTS (
-    SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = p_idempotency_key AND type = 'WITHDRAW'
-  ) THEN
-    v_external_id := p_idempotency_key;
+    IF p_external_id IS NOT NULL THEN
+      RETURN QUERY SELECT 'external_id_taken'::text, NULL::integer, NULL::jsonb;
+      RETURN;
+    END IF;
+    v_external_id := NULL;
   END IF;
 
   -- The guarded debit: available -> blocked, or nothing when the money is not there.
   -- p_available_id and p_blocked_id: the payer's available account and the blocked shard that
   -- holds the money (the batch looked them up for all its items at once).
-  v_available := p_available_id;
-  v_blocked := p_blocked_id;
-  v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, v_available, v_blocked, p_amount_centavos, p_now);
+  v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, p_available_id, p_blocked_id, p_amount_centavos, p_now);
   IF v_ledger_tx IS NULL THEN
     RETURN QUERY SELECT 'insufficient_funds'::text, NULL::integer, NULL::jsonb;
     RETURN;
@@ -147,7 +143,7 @@ BEGIN
     p_end_to_end_id, p_idempotency_key, p_pix_key, p_description, p_priority,
     p_now + make_interval(secs => p_expiration_s), p_ispb_deny,
     v_key.owner_name, v_key.owner_document, v_key.ispb, v_key.bank_name,
-    v_key.branch, v_key.account_number, v_key.account_id, v_blocked, p_now, p_now
+    v_key.branch, v_key.account_number, v_key.account_id, p_blocked_id, p_now, p_now
   )
   RETURNING id INTO v_tx_id;
 
@@ -224,7 +220,6 @@ DECLARE
   v_ids      bigint[];
   v_external bigint[];
   v_network  bigint;
-  v_blocked  bigint;
   v_to       bigint;
   v_reason   text;
   v_payer    accounts%ROWTYPE;
@@ -284,17 +279,16 @@ BEGIN
     SELECT t.*, k.behavior FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
      WHERE t.id = ANY (v_ids) AND NOT t.id = ANY (v_external) ORDER BY t.created_at, t.id
   LOOP
-    v_blocked := r.hold_ledger_account_id;
     IF r.expires_at <= p_now OR r.behavior = 'reject' THEN
       v_reason := CASE WHEN r.expires_at <= p_now THEN p_reason_expired ELSE p_reason_rejected END;
       SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.account_id AND code = 'available';
-      IF ledger_post('transfer_void', r.end_to_end_id, NULL, v_blocked, v_to, r.amount_centavos, p_now) IS NULL THEN
+      IF ledger_post('transfer_void', r.end_to_end_id, NULL, r.hold_ledger_account_id, v_to, r.amount_centavos, p_now) IS NULL THEN
         RAISE EXCEPTION 'blocked balance of account % cannot return transfer %', r.account_id, r.id;
       END IF;
       UPDATE transactions SET status = 'ERROR', error_reason = v_reason, processed_at = p_now, updated_at = p_now WHERE id = r.id;
     ELSE
       SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.counterpart_account_id AND code = 'available';
-      IF ledger_post('transfer_settle_internal', r.end_to_end_id, NULL, v_blocked, v_to, r.amount_centavos, p_now) IS NULL THEN
+      IF ledger_post('transfer_settle_internal', r.end_to_end_id, NULL, r.hold_ledger_account_id, v_to, r.amount_centavos, p_now) IS NULL THEN
         RAISE EXCEPTION 'blocked balance of account % cannot settle transfer %', r.account_id, r.id;
       END IF;
       UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = r.id;
