@@ -66,13 +66,12 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
     pixKey,
   };
   const offset = (page - 1) * size;
-  if (pixKey !== undefined) {
-    // At most 1000 results in all: pages beyond them are empty.
-    const limit = Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset));
-    const { rows, total } = await listTransactions(deps.db, filter, { offset, limit: Math.max(limit, 0), cap: PIX_KEY_LIST_MAX_RESULTS });
-    return { rows: limit === 0 ? [] : rows, metadata: metadata(page, size, total) };
-  }
-  const { rows, total } = await listTransactions(deps.db, filter, { offset, limit: size });
+  // The PIX-key list answers at most 1000 results in all: pages beyond them are empty.
+  const window =
+    pixKey === undefined
+      ? { offset, limit: size }
+      : { offset, limit: Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset)), cap: PIX_KEY_LIST_MAX_RESULTS };
+  const { rows, total } = await listTransactions(deps.db, filter, window);
   return { rows, metadata: metadata(page, size, total) };
 }
 
