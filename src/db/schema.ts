@@ -5,6 +5,8 @@ type Id = ColumnType<bigint, bigint | number | string, never>;
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 type Timestamp = ColumnType<Date, Date | string, Date | string>;
 type Json<T> = ColumnType<T, string, string>;
+/** A reference set after the row is written. */
+type LaterId = ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
 
 export interface AccountsTable {
   id: Generated<bigint>;
@@ -112,6 +114,8 @@ export interface TransactionsTable {
   counterpart_account: string | null;
   counterpart_account_id: Id | null;
   hold_ledger_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  /** Sandbox: how the payer's institution answers a refund of this received PIX. */
+  counterpart_behavior: ColumnType<'reject' | null, 'reject' | null | undefined, 'reject' | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   processed_at: Timestamp | null;
@@ -138,7 +142,76 @@ export interface OutboxTable {
   dispatched_at: Timestamp | null;
 }
 
+export type ChargeStatus = 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
+
+export interface ChargesTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  txid: string;
+  revisao: ColumnType<number, number | undefined, number>;
+  status: ChargeStatus;
+  expiracao_seconds: number;
+  amount_centavos: bigint;
+  modalidade_alteracao: ColumnType<number, number | undefined, number>;
+  chave: string;
+  devedor: Json<{ cpf?: string; cnpj?: string; nome: string }> | null;
+  solicitacao_pagador: string | null;
+  info_adicionais: Json<{ nome: string; valor: string }[]> | null;
+  br_code: string;
+  paid_transaction_id: LaterId;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type RefundStatus = 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
+export type RefundNature = 'ORIGINAL' | 'RETIRADA' | 'MED_OPERACIONAL' | 'MED_FRAUDE';
+
+export interface RefundsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  original_transaction_id: Id;
+  transaction_id: Id;
+  refund_id: string;
+  rtr_id: string;
+  amount_centavos: bigint;
+  natureza: RefundNature;
+  descricao: string | null;
+  status: RefundStatus;
+  motivo: string | null;
+  requested_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type MedStatus = 'OPEN' | 'ACCEPTED' | 'REJECTED';
+export type MedReason = 'FRAUD' | 'OPERATIONAL_FLAW';
+
+export interface MedsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  transaction_id: Id;
+  amount_centavos: bigint;
+  reason: MedReason;
+  details: string | null;
+  status: MedStatus;
+  refund_id: LaterId;
+  hold_ledger_account_id: Id;
+  created_at: CreatedAt;
+  closed_at: Timestamp | null;
+}
+
+export interface SettlementQueueTable {
+  transaction_id: Id;
+  priority: 'HIGH' | 'NORM';
+  pix_key: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface DB {
+  charges: ChargesTable;
+  refunds: RefundsTable;
+  meds: MedsTable;
+  settlement_queue: SettlementQueueTable;
   outbox: OutboxTable;
   accounts: AccountsTable;
   account_certificates: AccountCertificatesTable;

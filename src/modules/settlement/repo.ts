@@ -10,23 +10,37 @@ export interface SettledRow {
 /** One batch through pix_settle_batch (migration 0002): claim, post, mark; one round trip. */
 export async function settleBatch(
   trx: Trx,
-  o: { now: Date; normDueBefore: Date; force: boolean; limit: number; ispb: string; bankName: string; reasonExpired: string; reasonRejected: string },
+  o: {
+    now: Date;
+    normDueBefore: Date;
+    force: boolean;
+    limit: number;
+    ispb: string;
+    bankName: string;
+    reasonExpired: string;
+    reasonRejected: string;
+    reasonRefundRejected: string;
+  },
 ): Promise<SettledRow[]> {
   const result = await sql<SettledRow>`
     select transaction_id, outcome, received_id from pix_settle_batch(
       ${o.now}::timestamptz, ${o.normDueBefore}::timestamptz, ${o.force}, ${o.limit}::int4,
-      ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected})`.execute(trx);
+      ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected}, ${o.reasonRefundRejected})`.execute(trx);
   return result.rows;
 }
 
-/** The fields the notifications of settled transfers are built from. */
+/** The fields the notifications of settled movements are built from. */
 export function findForPayloads(trx: Trx, ids: readonly bigint[]) {
   return trx
     .selectFrom('transactions')
     .select([
       'id',
       'account_id',
+      'type',
       'status',
+      'original_transaction_id',
+      'created_at',
+      'processed_at',
       'error_reason',
       'amount_centavos',
       'end_to_end_id',
@@ -64,6 +78,8 @@ export interface ArrivedMovement {
   description: string | null;
   originalTransactionId: bigint | null;
   counterpart: Counterpart;
+  /** Sandbox: the payer's institution refuses refunds of this PIX. */
+  counterpartBehavior?: 'reject' | null;
   /** When it arrived (back-dated in the sandbox) and when it was recorded. */
   at: Date;
   now: Date;
@@ -96,6 +112,7 @@ export function insertArrived(trx: Trx, row: ArrivedMovement) {
       counterpart_branch: row.counterpart.branch,
       counterpart_account: row.counterpart.account,
       counterpart_account_id: row.counterpart.accountId,
+      counterpart_behavior: row.counterpartBehavior ?? null,
       created_at: row.at,
       updated_at: row.now,
       processed_at: row.at,

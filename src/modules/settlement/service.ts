@@ -2,7 +2,7 @@ import type { Db, Trx } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { INSTITUTION_NAME } from '../accounts/service.ts';
 import { enqueueMany, type OutboxEvent } from '../notifications/repo.ts';
-import { receivePayload, transferPayload } from '../notifications/payloads.ts';
+import { receivePayload, refundPayload, transferPayload } from '../notifications/payloads.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
 import { findForPayloads, insertArrived, settleBatch, type ArrivedMovement, type SettledRow } from './repo.ts';
 
@@ -20,23 +20,48 @@ export interface SettlementResult {
 
 export const REASON_EXPIRED = 'Expired before settlement: the receiving institution did not confirm in time';
 export const REASON_REJECTED = 'Rejected by the receiving institution';
+export const REASON_REFUND_REJECTED = "Refused by the payer's institution";
 
 type PayloadRow = Awaited<ReturnType<typeof findForPayloads>>[number];
 
-/** The notifications of one settled batch: TRANSFER to each payer, RECEIVE to internal receivers. */
+/**
+ * The notifications of one settled batch: TRANSFER to each payer and RECEIVE to internal
+ * receivers; REFUND (`refund_in`) to each refunding account and (`refund_out`) to an internal
+ * payer that got its money back.
+ */
 function notifications(settled: readonly SettledRow[], rows: readonly PayloadRow[], now: Date): OutboxEvent[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const events: OutboxEvent[] = [];
   for (const s of settled) {
     const t = byId.get(s.transaction_id)!;
+    const received = s.received_id === null ? null : byId.get(s.received_id)!;
+    if (t.type === 'REFUND_IN') {
+      const outcome = s.outcome === 'failed' ? { status: 'ERROR' as const, reason: t.error_reason ?? '' } : { status: 'REFUNDED' as const };
+      const payload = refundPayload(byId.get(t.original_transaction_id!)!, t, 'DEBIT', outcome);
+      events.push({ accountId: t.account_id, eventType: 'refund_in', transactionId: t.id, payload, now });
+      if (received) {
+        const payload = refundPayload(byId.get(received.original_transaction_id!)!, received, 'CREDIT');
+        events.push({ accountId: received.account_id, eventType: 'refund_out', transactionId: received.id, payload, now });
+      }
+      continue;
+    }
     const outcome = s.outcome === 'failed' ? { status: 'ERROR' as const, reason: t.error_reason ?? '' } : { status: 'LIQUIDATED' as const };
     events.push({ accountId: t.account_id, eventType: 'cash_out', transactionId: t.id, payload: transferPayload(t, outcome), now });
-    if (s.received_id !== null) {
-      const received = byId.get(s.received_id)!;
+    if (received) {
       events.push({ accountId: received.account_id, eventType: 'cash_in', transactionId: received.id, payload: receivePayload(received), now });
     }
   }
   return events;
+}
+
+/** The rows a batch's notifications are built from: the settled ones, the other side of
+ * internal movements, and the transactions refunds refer to. */
+async function payloadRows(trx: Trx, settled: readonly SettledRow[]): Promise<PayloadRow[]> {
+  const ids = settled.flatMap((s) => (s.received_id === null ? [s.transaction_id] : [s.transaction_id, s.received_id]));
+  const rows = await findForPayloads(trx, ids);
+  const known = new Set(rows.map((r) => r.id));
+  const originals = [...new Set(rows.flatMap((r) => (r.original_transaction_id !== null && !known.has(r.original_transaction_id) ? [r.original_transaction_id] : [])))];
+  return originals.length === 0 ? rows : [...rows, ...(await findForPayloads(trx, originals))];
 }
 
 async function runBatch(deps: SettlementDeps, force: boolean, limit: number): Promise<SettlementResult & { claimed: number }> {
@@ -51,11 +76,9 @@ async function runBatch(deps: SettlementDeps, force: boolean, limit: number): Pr
       bankName: INSTITUTION_NAME,
       reasonExpired: REASON_EXPIRED,
       reasonRejected: REASON_REJECTED,
+      reasonRefundRejected: REASON_REFUND_REJECTED,
     });
-    if (settled.length > 0) {
-      const ids = settled.flatMap((s) => (s.received_id === null ? [s.transaction_id] : [s.transaction_id, s.received_id]));
-      await enqueueMany(trx, notifications(settled, await findForPayloads(trx, ids), now));
-    }
+    if (settled.length > 0) await enqueueMany(trx, notifications(settled, await payloadRows(trx, settled), now));
     const failed = settled.filter((s) => s.outcome === 'failed').length;
     return { settled: settled.length - failed, failed, claimed: settled.length };
   });

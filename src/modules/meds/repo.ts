@@ -1,0 +1,65 @@
+import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { MedReason } from '../../db/schema.ts';
+
+/** The account that received the PIX `endToEndId`, if one of ours did. */
+export function findReceiver(db: DbExecutor, endToEndId: string) {
+  return db
+    .selectFrom('transactions')
+    .select(['account_id'])
+    .where('end_to_end_id', '=', endToEndId)
+    .where('type', '=', 'PAYMENT')
+    .orderBy('id')
+    .executeTakeFirst();
+}
+
+export function findMed(db: DbExecutor, medId: bigint) {
+  return db.selectFrom('meds').selectAll().where('id', '=', medId).executeTakeFirst();
+}
+
+export function lockMed(trx: Trx, medId: bigint) {
+  return trx.selectFrom('meds').selectAll().where('id', '=', medId).forUpdate().executeTakeFirstOrThrow();
+}
+
+export type MedRow = Awaited<ReturnType<typeof lockMed>>;
+
+export async function hasOpenMed(trx: Trx, transactionId: bigint): Promise<boolean> {
+  const row = await trx.selectFrom('meds').select('id').where('transaction_id', '=', transactionId).where('status', '=', 'OPEN').executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The balance of a ledger account, locked until the caller's transaction ends. */
+export async function lockedBalance(trx: Trx, ledgerAccountId: bigint): Promise<bigint> {
+  const row = await trx.selectFrom('ledger_accounts').select('balance').where('id', '=', ledgerAccountId).forUpdate().executeTakeFirstOrThrow();
+  return row.balance;
+}
+
+export function insertMed(
+  trx: Trx,
+  m: { accountId: bigint; transactionId: bigint; amountCentavos: bigint; reason: MedReason; details: string | null; hold: bigint; now: Date },
+) {
+  return trx
+    .insertInto('meds')
+    .values({
+      account_id: m.accountId,
+      transaction_id: m.transactionId,
+      amount_centavos: m.amountCentavos,
+      reason: m.reason,
+      details: m.details,
+      status: 'OPEN',
+      refund_id: null,
+      hold_ledger_account_id: m.hold,
+      created_at: m.now,
+      closed_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function closeMed(trx: Trx, medId: bigint, status: 'ACCEPTED' | 'REJECTED', refundId: bigint | null, now: Date) {
+  return trx
+    .updateTable('meds')
+    .set({ status, refund_id: refundId, closed_at: now })
+    .where('id', '=', medId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
