@@ -16,15 +16,22 @@ import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes.ts';
 import { CertificateLinkCache } from './modules/auth/link-cache.ts';
 import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
+import { sandboxMedRoutes } from './modules/meds/routes.ts';
+import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
 import { transactionRoutes } from './modules/transactions/routes.ts';
 import { TransferBatcher } from './modules/transfers/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
+import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { WebhookSender } from './modules/webhooks/sender.ts';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { RESEND_LIMIT_PER_MINUTE } from './modules/webhooks/service.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -87,6 +94,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, openApiOptions());
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
+  const resendSender = new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile });
+  const resendLimiter: RateLimiter = config.redisUrl
+    ? new RedisRateLimiter(config.redisUrl, {
+        limit: RESEND_LIMIT_PER_MINUTE,
+        windowMs: 60_000,
+        prefix: 'pix-api:resend:',
+        onError: (error) => app.log.warn({ err: error }, 'Redis rate limit unavailable; counting in this process'),
+      })
+    : new MemoryRateLimiter(RESEND_LIMIT_PER_MINUTE, 60_000);
+  app.addHook('onClose', async () => {
+    await resendSender.close();
+    await resendLimiter.close();
+  });
+  const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
   const tokens = new TokenService(db, clock);
   // Computed now, so the first unknown client id costs what every later one does.
   await decoyHash();
@@ -105,10 +127,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         clock,
         ispb: config.pspIspb,
         batcher: new TransferBatcher(db),
-        ...(deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {}),
+        ...wake,
       }),
     );
     await accountScope.register(transactionRoutes({ db, clock }));
+    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb }));
+    await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
+    await accountScope.register(
+      webhookRoutes({ db, clock, sender: resendSender, allowPrivate: config.webhookAllowPrivate, resendLimiter }),
+    );
   });
 
   await app.register(async (adminScope) => {
@@ -116,6 +143,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await adminScope.register(adminRoutes({ db, ispb: config.pspIspb, onCertificateUnlinked: (id, fp) => links.invalidate(id, fp) }));
     if (config.mode === 'sandbox') {
       await adminScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
+      await adminScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb }));
+      await adminScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     }
   });
 

@@ -9,6 +9,7 @@ import { systemClock } from './lib/clock.ts';
 import { DEMO_OPENING_CENTAVOS, ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
 import { formatCentavos } from './lib/money.ts';
 import { loggerOptions } from './http/logging.ts';
+import { WebhookSender } from './modules/webhooks/sender.ts';
 import { Worker, type WorkerOptions } from './worker/worker.ts';
 import { pino } from 'pino';
 
@@ -50,6 +51,7 @@ function startWorker(config: Config, database: Database, log: WorkerOptions['log
     settlementDelayMs: config.settlementDelayMs,
     log,
     listenUrl: config.databaseUrl,
+    webhookSender: new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile }),
   });
   worker.start();
   return worker;

@@ -138,6 +138,7 @@ export interface OutboxTable {
   event_type: string;
   transaction_id: Id | null;
   payload: Json<{ type: string; data: Record<string, unknown> }>;
+  message_id: ColumnType<string, string | undefined, never>;
   created_at: CreatedAt;
   dispatched_at: Timestamp | null;
 }
@@ -207,7 +208,57 @@ export interface SettlementQueueTable {
   expires_at: Timestamp;
 }
 
+export type WebhookEventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
+
+export interface WebhooksTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  event_type: WebhookEventType;
+  url: string;
+  headers: Json<Record<string, string>>;
+  is_active: ColumnType<boolean, boolean | undefined, boolean>;
+  version: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<bigint>;
+  outbox_id: Id | null;
+  account_id: Id;
+  webhook_id: LaterId;
+  url: string;
+  message_id: string;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: Timestamp;
+  created_at: CreatedAt;
+  event_type: string | null;
+  transaction_id: Id | null;
+  last_attempt_at: Timestamp | null;
+}
+
+export interface WebhookLogsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  delivery_id: Id | null;
+  transaction_id: Id | null;
+  event_type: string;
+  url: string;
+  message_id: string;
+  attempt: number;
+  status_code: number | null;
+  success: boolean;
+  duration_ms: number;
+  error: string | null;
+  is_resend: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
 export interface DB {
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_logs: WebhookLogsTable;
   charges: ChargesTable;
   refunds: RefundsTable;
   meds: MedsTable;

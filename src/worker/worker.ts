@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
+import { deliverDue, fanOut } from '../modules/webhooks/delivery.ts';
+import type { WebhookSender } from '../modules/webhooks/sender.ts';
 
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
@@ -12,6 +14,10 @@ export interface WorkerOptions extends SettlementDeps {
   /** PostgreSQL URL: the worker LISTENs there, so HIGH transfers accepted by any process wake it. */
   readonly listenUrl?: string | undefined;
   readonly batchSize?: number;
+  /** Delivers webhooks from the outbox when given (the worker closes it when it stops). */
+  readonly webhookSender?: WebhookSender;
+  /** How often the delivery loop looks for notifications and due retries. */
+  readonly deliveryPollMs?: number;
 }
 
 /**
@@ -28,6 +34,8 @@ export class Worker {
   #pending = false;
   #listener: pg.Client | undefined;
   #listening: Promise<void> | undefined;
+  #delivery: Promise<void> | undefined;
+  #wakeDelivery: (() => void) | undefined;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -39,6 +47,7 @@ export class Worker {
     this.#running = true;
     if (this.#options.listenUrl) this.#listening = this.#listen(this.#options.listenUrl);
     this.#loop = this.#run();
+    if (this.#options.webhookSender) this.#delivery = this.#deliver(this.#options.webhookSender);
   }
 
   /** Something is due now: run a round without waiting for the poll. */
@@ -50,7 +59,10 @@ export class Worker {
   async stop(): Promise<void> {
     this.#running = false;
     this.#wake?.();
+    this.#wakeDelivery?.();
     await this.#loop;
+    await this.#delivery;
+    await this.#options.webhookSender?.close();
     await this.#listener?.end().catch(() => undefined);
     await this.#listening;
   }
@@ -74,13 +86,47 @@ export class Worker {
       }
       try {
         const result = await settleDue(this.#options, { limit: batch });
-        if (result.settled + result.failed > 0) this.#options.log.info(result, 'settlement round');
+        if (result.settled + result.failed > 0) {
+          this.#options.log.info(result, 'settlement round');
+          this.#wakeDelivery?.();
+        }
       } catch (error) {
         this.#options.log.error({ err: error }, 'settlement round failed; retrying');
         await this.#sleep(1000);
         continue;
       }
       if (!this.#pending) await this.#sleep(this.#pollMs);
+    }
+  }
+
+  /**
+   * The delivery loop, beside settlement so that slow receivers never hold settlement up: turns
+   * notifications into deliveries and makes the attempts that are due. A round that found work
+   * goes again at once.
+   */
+  async #deliver(sender: WebhookSender): Promise<void> {
+    const pollMs = this.#options.deliveryPollMs ?? 200;
+    const deps = { db: this.#options.db, clock: this.#options.clock, sender };
+    while (this.#running) {
+      let busy = false;
+      try {
+        const fanned = await fanOut(deps);
+        const attempted = await deliverDue(deps);
+        busy = fanned > 0 || attempted > 0;
+      } catch (error) {
+        this.#options.log.error({ err: error }, 'webhook delivery round failed; retrying');
+      }
+      if (!busy && this.#running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, pollMs);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.#wakeDelivery = done;
+        });
+        this.#wakeDelivery = undefined;
+      }
     }
   }
 

@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { newWebhookSecret } from '../webhooks/secrets.ts';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
 import { parsePemCertificate } from '../../lib/certificate.ts';
@@ -51,7 +52,7 @@ export async function createAccount(deps: AccountsDeps, input: { name: string; d
   const clientId = `pix_${randomAlphanumeric(24).toLowerCase()}`;
   const clientSecret = randomToken(32);
   const clientSecretHash = await hashSecret(clientSecret);
-  const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  const webhookSecret = newWebhookSecret();
   return deps.db.transaction().execute(async (trx) => {
     const accountId = await repo.insertAccount(trx, { name, document, documentType: type, clientId, clientSecretHash, webhookSecret });
     const accountNumber = accountNumberFor(accountId);

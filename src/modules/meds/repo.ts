@@ -27,10 +27,14 @@ export async function hasOpenMed(trx: Trx, transactionId: bigint): Promise<boole
   return row !== undefined;
 }
 
-/** The balance of a ledger account, locked until the caller's transaction ends. */
-export async function lockedBalance(trx: Trx, ledgerAccountId: bigint): Promise<bigint> {
-  const row = await trx.selectFrom('ledger_accounts').select('balance').where('id', '=', ledgerAccountId).forUpdate().executeTakeFirstOrThrow();
-  return row.balance;
+/**
+ * Locks ledger accounts in id order, the order every other writer (transfers, refunds,
+ * settlement) takes them in, so that a posting in the other direction (blocked -> available)
+ * cannot deadlock with them; returns their balances.
+ */
+export async function lockLedgerAccounts(trx: Trx, ids: readonly bigint[]): Promise<Map<bigint, bigint>> {
+  const rows = await trx.selectFrom('ledger_accounts').select(['id', 'balance']).where('id', 'in', [...ids]).orderBy('id').forUpdate().execute();
+  return new Map(rows.map((r) => [r.id, r.balance]));
 }
 
 export function insertMed(

@@ -40,7 +40,7 @@ export async function openMed(deps: MedDeps, input: { endToEndId: string; reason
     const disputable = original.amount_centavos - (await committedAmount(trx, original.id));
     if (disputable <= 0n) throw new AppError(422, 'NOTHING_TO_DISPUTE', 'This PIX has already been refunded in full');
     const holder = await holderLedgerAccountIds(trx, original.account_id);
-    const available = await repo.lockedBalance(trx, holder.available);
+    const available = (await repo.lockLedgerAccounts(trx, [holder.available, holder.blocked])).get(holder.available)!;
     const amount = available < disputable ? available : disputable;
     if (amount <= 0n) throw new AppError(422, 'NO_BALANCE_TO_BLOCK', 'The receiving account has no available balance to block');
     await post(trx, 'med_block', original.end_to_end_id, [{ debitAccountId: holder.available, creditAccountId: holder.blocked, amountCentavos: amount }], now);
@@ -70,6 +70,8 @@ export async function closeMed(deps: MedDeps, medId: bigint, decision: 'accept' 
     if (med.status !== 'OPEN') throw conflict('MED_CLOSED', `This MED is already ${med.status}`);
     if (decision === 'reject') {
       const holder = await holderLedgerAccountIds(trx, med.account_id);
+      // The release posts blocked -> available, against the id order other writers lock in.
+      await repo.lockLedgerAccounts(trx, [holder.available, med.hold_ledger_account_id]);
       await post(trx, 'med_release', original.end_to_end_id, [{ debitAccountId: med.hold_ledger_account_id, creditAccountId: holder.available, amountCentavos: med.amount_centavos }], now);
       const closed = await repo.closeMed(trx, med.id, 'REJECTED', null, now);
       await enqueue(trx, { accountId: med.account_id, eventType: 'med_rejected', transactionId: original.id, payload: medPayload(closed, original, null), now });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { Trx } from '../../db/client.ts';
 
 /** One of our transfers, locked so that concurrent refunds of it are counted one at a time. */
 export async function lockSentTransfer(trx: Trx, endToEndId: string) {
@@ -20,9 +20,4 @@ export async function refundedSoFar(trx: Trx, originalId: bigint): Promise<bigin
     .where('type', '=', 'REFUND_OUT')
     .executeTakeFirstOrThrow();
   return row.total;
-}
-
-export async function chargeExists(db: DbExecutor, accountId: bigint, txid: string): Promise<boolean> {
-  const result = await sql<{ id: bigint }>`select id from charges where account_id = ${accountId} and txid = ${txid}`.execute(db);
-  return result.rows.length > 0;
 }

@@ -58,7 +58,17 @@ export const sandboxRoutes =
             {
               pixKey: Type.String({ minLength: 1, maxLength: 77 }),
               amount: Decimal2('Amount, "10.00"'),
-              payer: Type.Object({ name: Name, document: DocumentField, ispb: Type.Optional(Ispb) }, { additionalProperties: false }),
+              payer: Type.Object(
+                {
+                  name: Name,
+                  document: DocumentField,
+                  ispb: Type.Optional(Ispb),
+                  behavior: Type.Optional(
+                    Type.Literal('reject', { description: "The payer's institution refuses refunds of this PIX: they end NAO_REALIZADO" }),
+                  ),
+                },
+                { additionalProperties: false },
+              ),
               txid: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{26,35}$', description: 'Pays this charge' })),
               receivedAt: Type.Optional(Timestamp('Back-dates the receipt (to test the refund window)')),
               description: Type.Optional(Type.String({ maxLength: 140 })),

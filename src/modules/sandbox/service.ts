@@ -4,6 +4,7 @@ import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { enqueue } from '../notifications/repo.ts';
 import { receivePayload, refundPayload } from '../notifications/payloads.ts';
+import { payCharge } from '../charges/service.ts';
 import { receiveFromNetwork, settleDue, type SettlementDeps } from '../settlement/service.ts';
 import { findKey, insertKey } from '../directory/repo.ts';
 import { requirePixKey } from '../directory/service.ts';
@@ -63,7 +64,8 @@ export async function registerExternalKey(deps: SandboxDeps, input: ExternalKeyI
 export interface IncomingPixInput {
   pixKey: string;
   amount: string;
-  payer: { name: string; document: string; ispb?: string | undefined };
+  /** behavior 'reject': the payer's institution refuses refunds of this PIX (they end NAO_REALIZADO). */
+  payer: { name: string; document: string; ispb?: string | undefined; behavior?: 'reject' | undefined };
   txid?: string | undefined;
   receivedAt?: string | undefined;
   description?: string | undefined;
@@ -82,10 +84,25 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   const key = await findKey(deps.db, receiverKey);
   if (!key?.account_id) throw unprocessable('PIX_KEY_NOT_FOUND', 'PIX key not found among the keys of this institution');
   const accountId = key.account_id;
-  if (input.txid !== undefined && !(await repo.chargeExists(deps.db, accountId, input.txid))) {
-    throw notFound('CHARGE_NOT_FOUND', 'Charge not found for this key');
-  }
   const payerIspb = input.payer.ispb ?? SANDBOX_PAYER_ISPB;
+  if (input.txid !== undefined) {
+    // A charge payment: checked (ATIVA at receivedAt, amount) and concluded with the credit.
+    return payCharge(deps, {
+      txid: input.txid,
+      accountId,
+      amountCentavos: centavos,
+      payer: {
+        name: input.payer.name,
+        document: payerDocument,
+        ispb: payerIspb,
+        bankName: input.payer.ispb ? null : SANDBOX_PAYER_BANK,
+        behavior: input.payer.behavior,
+      },
+      description: input.description ?? null,
+      at: receivedAt,
+      now,
+    });
+  }
   const endToEndId = pixIdentifier('E', payerIspb, receivedAt);
   const received = await deps.db.transaction().execute(async (trx) => {
     const row = await receiveFromNetwork(trx, {
@@ -94,7 +111,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
       amountCentavos: centavos,
       endToEndId,
       pixKey: key.key,
-      txid: input.txid ?? null,
+      txid: null,
       description: input.description ?? null,
       originalTransactionId: null,
       counterpart: {
@@ -106,6 +123,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
         account: null,
         accountId: null,
       },
+      counterpartBehavior: input.payer.behavior ?? null,
       at: receivedAt,
       now,
     });

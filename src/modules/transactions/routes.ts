@@ -49,7 +49,7 @@ const ListItem = Type.Object({
   }),
 });
 
-const Metadata = Type.Object({
+export const Metadata = Type.Object({
   page: Type.Integer(),
   size: Type.Integer(),
   total: Type.Integer(),

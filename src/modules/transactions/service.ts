@@ -46,7 +46,7 @@ export function interval(query: ListQuery, now: Date, defaultDays: number): { fr
   return { from: start.at, to };
 }
 
-function metadata(page: number, size: number, total: number) {
+export function pageMetadata(page: number, size: number, total: number) {
   const totalPages = Math.ceil(total / size);
   return { page, size, total, totalPages, hasNext: page < totalPages, hasPrevious: page > 1 };
 }
@@ -72,7 +72,7 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
       ? { offset, limit: size }
       : { offset, limit: Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset)), cap: PIX_KEY_LIST_MAX_RESULTS };
   const { rows, total } = await listTransactions(deps.db, filter, window);
-  return { rows, metadata: metadata(page, size, total) };
+  return { rows, metadata: pageMetadata(page, size, total) };
 }
 
 export async function findOne(deps: TransactionsDeps, accountId: bigint, identifier: string, pixKey?: string): Promise<TransactionRow> {

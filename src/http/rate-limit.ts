@@ -1,0 +1,104 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Whole seconds until a request would be allowed again (0 when allowed). */
+  retryAfterSeconds: number;
+}
+
+/** At most `limit` requests per key in any window of `windowMs` (a sliding log). */
+export interface RateLimiter {
+  hit(key: string, nowMs: number): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+const retryAfter = (oldestMs: number, windowMs: number, nowMs: number) => Math.max(1, Math.ceil((oldestMs + windowMs - nowMs) / 1000));
+
+/** One process's limiter: enough when a single process serves the API. */
+export class MemoryRateLimiter implements RateLimiter {
+  readonly #log = new Map<string, number[]>();
+  readonly #limit: number;
+  readonly #windowMs: number;
+
+  constructor(limit: number, windowMs: number) {
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+  }
+
+  async hit(key: string, nowMs: number): Promise<RateDecision> {
+    const recent = (this.#log.get(key) ?? []).filter((at) => at > nowMs - this.#windowMs);
+    if (recent.length >= this.#limit) {
+      this.#log.set(key, recent);
+      return { allowed: false, retryAfterSeconds: retryAfter(recent[0]!, this.#windowMs, nowMs) };
+    }
+    recent.push(nowMs);
+    this.#log.set(key, recent);
+    // Keys of idle accounts would pile up: sweep now and then.
+    if (this.#log.size > 10_000) {
+      for (const [k, times] of this.#log) if (times.every((at) => at <= nowMs - this.#windowMs)) this.#log.delete(k);
+    }
+    return { allowed: true, retryAfterSeconds: 0 };
+  }
+
+  async close(): Promise<void> {}
+}
+
+// Atomic in Redis: drop entries older than the window, count, add this one when under the limit.
+const SLIDING_LOG = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+local n = redis.call('ZCARD', KEYS[1])
+if n < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {0, tonumber(oldest[2])}
+`;
+
+/**
+ * The limiter several service processes share (REDIS_URL). When Redis cannot answer, the
+ * process falls back to its own count rather than refusing or waiting: a limit per process is
+ * looser, but the service stays up.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  readonly #redis: Redis;
+  readonly #fallback: MemoryRateLimiter;
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #prefix: string;
+  readonly #onError: (error: unknown) => void;
+
+  constructor(url: string, options: { limit: number; windowMs: number; prefix: string; onError: (error: unknown) => void }) {
+    this.#limit = options.limit;
+    this.#windowMs = options.windowMs;
+    this.#prefix = options.prefix;
+    this.#onError = options.onError;
+    this.#fallback = new MemoryRateLimiter(options.limit, options.windowMs);
+    this.#redis = new Redis(url, { lazyConnect: false, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    this.#redis.on('error', () => undefined);
+  }
+
+  async hit(key: string, nowMs: number): Promise<RateDecision> {
+    try {
+      const [allowed, oldest] = (await this.#redis.eval(
+        SLIDING_LOG,
+        1,
+        `${this.#prefix}${key}`,
+        nowMs,
+        this.#windowMs,
+        this.#limit,
+        `${nowMs}:${randomUUID()}`,
+      )) as [number, number];
+      return allowed === 1 ? { allowed: true, retryAfterSeconds: 0 } : { allowed: false, retryAfterSeconds: retryAfter(oldest, this.#windowMs, nowMs) };
+    } catch (error) {
+      this.#onError(error);
+      return this.#fallback.hit(key, nowMs);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}

@@ -1,0 +1,222 @@
+import { sql } from 'kysely';
+import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { ChargeStatus } from '../../db/schema.ts';
+
+export type { ChargeStatus };
+
+/** The payer: `nome` and one of `cpf` or `cnpj`. */
+export interface Devedor {
+  cpf?: string;
+  cnpj?: string;
+  nome: string;
+}
+export interface InfoAdicional {
+  nome: string;
+  valor: string;
+}
+
+const COLUMNS = [
+  'charges.id',
+  'charges.account_id',
+  'charges.txid',
+  'charges.revisao',
+  'charges.status',
+  'charges.expiracao_seconds',
+  'charges.amount_centavos',
+  'charges.modalidade_alteracao',
+  'charges.chave',
+  'charges.devedor',
+  'charges.solicitacao_pagador',
+  'charges.info_adicionais',
+  'charges.br_code',
+  'charges.paid_transaction_id',
+  'charges.created_at',
+  'charges.updated_at',
+] as const;
+
+export interface ChargeRow {
+  id: bigint;
+  account_id: bigint;
+  txid: string;
+  revisao: number;
+  status: ChargeStatus;
+  expiracao_seconds: number;
+  amount_centavos: bigint;
+  modalidade_alteracao: number;
+  chave: string;
+  devedor: Devedor | null;
+  solicitacao_pagador: string | null;
+  info_adicionais: InfoAdicional[] | null;
+  br_code: string;
+  paid_transaction_id: bigint | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A charge with the payment that concluded it, when there is one. */
+export interface ChargeWithPayment extends ChargeRow {
+  pix_end_to_end_id: string | null;
+  pix_amount_centavos: bigint | null;
+  pix_at: Date | null;
+}
+
+export interface NewCharge {
+  accountId: bigint;
+  txid: string;
+  expiracaoSeconds: number;
+  amountCentavos: bigint;
+  modalidadeAlteracao: number;
+  chave: string;
+  devedor: Devedor | null;
+  solicitacaoPagador: string | null;
+  infoAdicionais: InfoAdicional[] | null;
+  brCode: string;
+  now: Date;
+}
+
+const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+/** Inserts a charge; a txid already taken (by any account) raises the unique violation. */
+export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<ChargeRow> {
+  return db
+    .insertInto('charges')
+    .values({
+      account_id: charge.accountId,
+      txid: charge.txid,
+      status: 'ATIVA',
+      expiracao_seconds: charge.expiracaoSeconds,
+      amount_centavos: charge.amountCentavos,
+      modalidade_alteracao: charge.modalidadeAlteracao,
+      chave: charge.chave,
+      devedor: json(charge.devedor),
+      solicitacao_pagador: charge.solicitacaoPagador,
+      info_adicionais: json(charge.infoAdicionais),
+      br_code: charge.brCode,
+      created_at: charge.now,
+      updated_at: charge.now,
+    })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+export function isTxidTaken(error: unknown): boolean {
+  const e = error as { code?: string; constraint?: string; message?: string };
+  return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('charges_txid_key');
+}
+
+function withPayment(db: DbExecutor) {
+  return db
+    .selectFrom('charges')
+    .leftJoin('transactions', 'transactions.id', 'charges.paid_transaction_id')
+    .select(COLUMNS)
+    .select([
+      'transactions.end_to_end_id as pix_end_to_end_id',
+      'transactions.amount_centavos as pix_amount_centavos',
+      'transactions.processed_at as pix_at',
+    ]);
+}
+
+/** The account's charge with that txid; another account's is not found. */
+export function findCharge(db: DbExecutor, accountId: bigint, txid: string): Promise<ChargeWithPayment | undefined> {
+  return withPayment(db).where('charges.account_id', '=', accountId).where('charges.txid', '=', txid).executeTakeFirst();
+}
+
+/** Locks the charge row until the transaction ends: a payment and a revision take turns. */
+export function lockCharge(trx: Trx, txid: string): Promise<ChargeRow | undefined> {
+  return trx.selectFrom('charges').select(COLUMNS).where('txid', '=', txid).forUpdate().executeTakeFirst();
+}
+
+export interface ChargeChanges {
+  status?: ChargeStatus;
+  revisao?: number;
+  expiracaoSeconds?: number;
+  amountCentavos?: bigint;
+  modalidadeAlteracao?: number;
+  chave?: string;
+  devedor?: Devedor | null;
+  solicitacaoPagador?: string | null;
+  infoAdicionais?: InfoAdicional[] | null;
+  brCode?: string;
+  paidTransactionId?: bigint;
+  now: Date;
+}
+
+export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Promise<ChargeRow> {
+  return trx
+    .updateTable('charges')
+    .set({
+      updated_at: c.now,
+      ...(c.status !== undefined ? { status: c.status } : {}),
+      ...(c.revisao !== undefined ? { revisao: c.revisao } : {}),
+      ...(c.expiracaoSeconds !== undefined ? { expiracao_seconds: c.expiracaoSeconds } : {}),
+      ...(c.amountCentavos !== undefined ? { amount_centavos: c.amountCentavos } : {}),
+      ...(c.modalidadeAlteracao !== undefined ? { modalidade_alteracao: c.modalidadeAlteracao } : {}),
+      ...(c.chave !== undefined ? { chave: c.chave } : {}),
+      ...(c.devedor !== undefined ? { devedor: json(c.devedor) } : {}),
+      ...(c.solicitacaoPagador !== undefined ? { solicitacao_pagador: c.solicitacaoPagador } : {}),
+      ...(c.infoAdicionais !== undefined ? { info_adicionais: json(c.infoAdicionais) } : {}),
+      ...(c.brCode !== undefined ? { br_code: c.brCode } : {}),
+      ...(c.paidTransactionId !== undefined ? { paid_transaction_id: c.paidTransactionId } : {}),
+    })
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+}
+
+/** The status a charge reads with at `now`: an ATIVA one past its validity is REMOVIDA_PELO_PSP. */
+const effectiveStatusSql = (now: Date) =>
+  sql<ChargeStatus>`case when charges.status = 'ATIVA' and charges.created_at + charges.expiracao_seconds * interval '1 second' <= ${now}
+    then 'REMOVIDA_PELO_PSP' else charges.status end`;
+
+export interface ChargeFilter {
+  accountId: bigint;
+  /** Both inclusive. */
+  from: Date;
+  to: Date;
+  cpf?: string | undefined;
+  cnpj?: string | undefined;
+  status?: ChargeStatus | undefined;
+  now: Date;
+}
+
+function filtered(db: DbExecutor, f: ChargeFilter) {
+  let q = withPayment(db)
+    .where('charges.account_id', '=', f.accountId)
+    .where('charges.created_at', '>=', f.from)
+    .where('charges.created_at', '<=', f.to);
+  if (f.cpf !== undefined) q = q.where(sql<string>`charges.devedor->>'cpf'`, '=', f.cpf);
+  if (f.cnpj !== undefined) q = q.where(sql<string>`charges.devedor->>'cnpj'`, '=', f.cnpj);
+  if (f.status !== undefined) q = q.where(effectiveStatusSql(f.now), '=', f.status);
+  return q;
+}
+
+/** A page of the account's charges, newest first with ties broken by id, and how many match. */
+export async function listCharges(db: DbExecutor, f: ChargeFilter, page: { offset: number; limit: number }) {
+  const rows: ChargeWithPayment[] = await filtered(db, f)
+    .orderBy('charges.created_at', 'desc')
+    .orderBy('charges.id', 'desc')
+    .offset(page.offset)
+    .limit(page.limit)
+    .execute();
+  const { total } = await filtered(db, f)
+    .clearSelect()
+    .select((eb) => eb.fn.countAll<bigint>().as('total'))
+    .executeTakeFirstOrThrow();
+  return { rows, total: Number(total) };
+}
+
+/**
+ * The key a charge names when the request gives none: the account's oldest. (The directory's
+ * table, read here because the directory module has no such query yet.)
+ */
+export async function oldestKeyOfAccount(db: DbExecutor, accountId: bigint): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('dict_keys')
+    .select('key')
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('key')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.key;
+}

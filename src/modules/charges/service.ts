@@ -1,0 +1,340 @@
+import QRCode from 'qrcode';
+import type { Db, DbExecutor, Trx } from '../../db/client.ts';
+import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { assert } from '../../lib/assert.ts';
+import { BRCODE_MAX_AMOUNT_CENTAVOS, BRCODE_NAME_MAX_LENGTH, BrCodeError, brCodeDescriptionRoom, buildBrCode, normalizeBrCodeText } from '../../lib/brcode.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { documentType, isValidCnpj, isValidCpf, normalizeDocument } from '../../lib/document.ts';
+import { pixIdentifier, randomAlphanumeric } from '../../lib/ids.ts';
+import { parseDateBound } from '../../lib/dates.ts';
+import { parseDecimal2 } from '../../lib/money.ts';
+import { findAccount } from '../accounts/repo.ts';
+import { findKey } from '../directory/repo.ts';
+import { requirePixKey } from '../directory/service.ts';
+import { enqueue } from '../notifications/repo.ts';
+import { receivePayload } from '../notifications/payloads.ts';
+import { receiveFromNetwork } from '../settlement/service.ts';
+import * as repo from './repo.ts';
+import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional } from './repo.ts';
+
+export interface ChargesDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly ispb: string;
+}
+
+/** The merchant city of every BR Code this service issues (field 60). */
+export const MERCHANT_CITY = 'SAO PAULO';
+/** Field 59 when the account name has nothing left once reduced to ASCII. */
+export const FALLBACK_MERCHANT_NAME = 'RECEBEDOR PIX';
+export const DEFAULT_EXPIRACAO_SECONDS = 86_400;
+export const GENERATED_TXID_LENGTH = 32;
+
+export interface ChargeInput {
+  calendario?: { expiracao?: number | undefined } | undefined;
+  devedor?: { cpf?: string | undefined; cnpj?: string | undefined; nome: string } | undefined;
+  valor?: { original?: string | undefined; modalidadeAlteracao?: number | undefined } | undefined;
+  chave?: string | undefined;
+  solicitacaoPagador?: string | undefined;
+  infoAdicionais?: InfoAdicional[] | undefined;
+}
+
+export interface ChargeRevision extends ChargeInput {
+  status?: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | undefined;
+}
+
+/** When the charge stops being payable: `expiracao` seconds after its creation. */
+export function expiresAt(row: Pick<ChargeRow, 'created_at' | 'expiracao_seconds'>): Date {
+  return new Date(row.created_at.getTime() + row.expiracao_seconds * 1000);
+}
+
+/**
+ * The status a charge has at `at`: it is stored ATIVA and reads REMOVIDA_PELO_PSP from its
+ * expiry on. (repo.ts applies the same rule in SQL for the list's status filter.)
+ */
+export function effectiveStatus(row: Pick<ChargeRow, 'status' | 'created_at' | 'expiracao_seconds'>, at: Date): ChargeStatus {
+  return row.status === 'ATIVA' && at.getTime() >= expiresAt(row).getTime() ? 'REMOVIDA_PELO_PSP' : row.status;
+}
+
+const chargeNotFound = () => notFound('CHARGE_NOT_FOUND', 'Charge not found');
+
+function devedorOf(raw: NonNullable<ChargeInput['devedor']>): Devedor {
+  if (raw.nome.trim() === '') throw badRequest('INVALID_DEVEDOR', 'devedor.nome must not be blank');
+  if (raw.cpf !== undefined && raw.cnpj !== undefined) throw badRequest('INVALID_DEVEDOR', 'devedor must have either cpf or cnpj, not both');
+  if (raw.cpf !== undefined) {
+    if (!isValidCpf(raw.cpf)) throw badRequest('INVALID_CPF', 'devedor.cpf must be a valid CPF: 11 digits with valid check digits');
+    return { cpf: raw.cpf, nome: raw.nome };
+  }
+  if (raw.cnpj !== undefined) {
+    if (!isValidCnpj(raw.cnpj)) throw badRequest('INVALID_CNPJ', 'devedor.cnpj must be a valid CNPJ: 14 characters with valid check digits');
+    return { cnpj: raw.cnpj, nome: raw.nome };
+  }
+  throw badRequest('INVALID_DEVEDOR', 'devedor.cpf or devedor.cnpj is required');
+}
+
+function amountOf(original: string): bigint {
+  const centavos = parseDecimal2(original);
+  if (centavos === null) throw badRequest('INVALID_AMOUNT', 'valor.original must be a decimal string with 2 places ("10.00")');
+  if (centavos <= 0n) throw badRequest('INVALID_AMOUNT', 'valor.original must be greater than 0');
+  if (centavos > BRCODE_MAX_AMOUNT_CENTAVOS) throw badRequest('INVALID_AMOUNT', 'valor.original must be at most 9999999999.99');
+  return centavos;
+}
+
+/** The key a charge names: one of the account's own, the oldest when none is given. */
+async function chargeKey(db: DbExecutor, accountId: bigint, given: string | undefined): Promise<string> {
+  if (given === undefined) {
+    const oldest = await repo.oldestKeyOfAccount(db, accountId);
+    if (!oldest) throw unprocessable('PIX_KEY_NOT_FOUND', 'The account has no PIX key: register one, or send chave');
+    return oldest;
+  }
+  const { key } = requirePixKey(given, 'chave');
+  const found = await findKey(db, key);
+  if (found?.account_id !== accountId) throw unprocessable('PIX_KEY_NOT_FOUND', 'chave is not a key of this account');
+  return key;
+}
+
+async function merchantName(db: DbExecutor, accountId: bigint): Promise<string> {
+  const account = await findAccount(db, accountId);
+  assert(account !== undefined, `account ${accountId} of an authenticated request exists`);
+  return normalizeBrCodeText(account.name, BRCODE_NAME_MAX_LENGTH) || FALLBACK_MERCHANT_NAME;
+}
+
+interface BrCodeFields {
+  chave: string;
+  amountCentavos: bigint;
+  txid: string;
+  solicitacaoPagador: string | null;
+}
+
+/** The copy-and-paste payload; solicitacaoPagador is cut to the room left beside the key. */
+function brCodeOf(fields: BrCodeFields, merchant: string): string {
+  const description = fields.solicitacaoPagador ? normalizeBrCodeText(fields.solicitacaoPagador, brCodeDescriptionRoom(fields.chave)) : '';
+  try {
+    return buildBrCode({
+      key: fields.chave,
+      amountCentavos: fields.amountCentavos,
+      merchantName: merchant,
+      merchantCity: MERCHANT_CITY,
+      txid: fields.txid,
+      ...(description ? { description } : {}),
+    });
+  } catch (error) {
+    // Validation should make this unreachable; a 400 is still better than a 500.
+    if (error instanceof BrCodeError) throw badRequest('INVALID_CHARGE', error.message);
+    throw error;
+  }
+}
+
+/** PUT /cob/{txid} (txid given) and POST /cob (txid generated). */
+export async function createCharge(deps: ChargesDeps, accountId: bigint, input: ChargeInput, txid?: string): Promise<ChargeRow> {
+  if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
+  const amountCentavos = amountOf(input.valor.original);
+  const devedor = input.devedor ? devedorOf(input.devedor) : null;
+  if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
+  const chave = await chargeKey(deps.db, accountId, input.chave);
+  const merchant = await merchantName(deps.db, accountId);
+  const solicitacaoPagador = input.solicitacaoPagador ?? null;
+  const now = deps.clock.now();
+  // A generated txid that collides (32 random alphanumerics: in theory only) is drawn again.
+  for (let attempt = 0; ; attempt++) {
+    const id = txid ?? randomAlphanumeric(GENERATED_TXID_LENGTH);
+    try {
+      return await repo.insertCharge(deps.db, {
+        accountId,
+        txid: id,
+        expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
+        amountCentavos,
+        modalidadeAlteracao: input.valor.modalidadeAlteracao ?? 0,
+        chave,
+        devedor,
+        solicitacaoPagador,
+        infoAdicionais: input.infoAdicionais ?? null,
+        brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
+        now,
+      });
+    } catch (error) {
+      if (!repo.isTxidTaken(error)) throw error;
+      if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge with this txid already exists');
+    }
+  }
+}
+
+export async function getCharge(deps: ChargesDeps, accountId: bigint, txid: string): Promise<ChargeWithPayment> {
+  const row = await repo.findCharge(deps.db, accountId, txid);
+  if (!row) throw chargeNotFound();
+  return row;
+}
+
+/** The QR code image of the charge's BR Code. */
+export async function chargeQrCode(deps: ChargesDeps, accountId: bigint, txid: string, format: 'png' | 'svg') {
+  const { br_code: payload } = await getCharge(deps, accountId, txid);
+  const options = { errorCorrectionLevel: 'M', margin: 2, width: 300 } as const;
+  if (format === 'svg') return { contentType: 'image/svg+xml', body: await QRCode.toString(payload, { ...options, type: 'svg' }) };
+  return { contentType: 'image/png', body: await QRCode.toBuffer(payload, { ...options, type: 'png' }) };
+}
+
+export interface ChargeListQuery {
+  inicio: string;
+  fim: string;
+  cpf?: string | undefined;
+  cnpj?: string | undefined;
+  status?: ChargeStatus | undefined;
+  'paginacao.paginaAtual'?: number | undefined;
+  'paginacao.itensPorPagina'?: number | undefined;
+}
+
+function instant(text: string, field: string): Date {
+  const parsed = parseDateBound(text);
+  if (!parsed || parsed.isDate) throw badRequest('INVALID_DATE', `${field} must be an RFC 3339 timestamp`);
+  // An offset can carry 0001-01-01 or 9999-12-31 out of the years both databases take alike.
+  const year = parsed.at.getUTCFullYear();
+  if (year < 1 || year > 9999) throw badRequest('INVALID_DATE', `${field} must be between the years 0001 and 9999 in UTC`);
+  return parsed.at;
+}
+
+/** GET /cob: the account's charges created in [inicio, fim], as BCB's API Pix lists them. */
+export async function listChargesOf(deps: ChargesDeps, accountId: bigint, query: ChargeListQuery) {
+  const from = instant(query.inicio, 'inicio');
+  const to = instant(query.fim, 'fim');
+  if (to.getTime() < from.getTime()) throw badRequest('INVALID_INTERVAL', 'fim must not be before inicio');
+  if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
+  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
+  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const now = deps.clock.now();
+  const { rows, total } = await repo.listCharges(
+    deps.db,
+    { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now },
+    { offset: paginaAtual * itensPorPagina, limit: itensPorPagina },
+  );
+  const parametros = {
+    inicio: from.toISOString(),
+    fim: to.toISOString(),
+    ...(query.cpf !== undefined ? { cpf: query.cpf } : {}),
+    ...(query.cnpj !== undefined ? { cnpj: query.cnpj } : {}),
+    ...(query.status !== undefined ? { status: query.status } : {}),
+    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+  };
+  return { parametros, rows, now };
+}
+
+type Refusable<T> = { ok: true; value: T } | { ok: false; error: AppError };
+
+/**
+ * A charge that is not ATIVA at `at` is refused; one found expired is first stored as
+ * REMOVIDA_PELO_PSP, which is why refusals are returned (so the caller commits) rather than thrown.
+ */
+async function requireActive(trx: Trx, row: ChargeRow, at: Date, now: Date, refusal: (status: ChargeStatus) => AppError): Promise<AppError | null> {
+  const status = effectiveStatus(row, at);
+  if (status === 'ATIVA') return null;
+  if (row.status === 'ATIVA') await repo.updateCharge(trx, row.id, { status: 'REMOVIDA_PELO_PSP', now });
+  return refusal(status);
+}
+
+function revisionChanges(input: ChargeRevision) {
+  if (Object.keys(input).length === 0) throw badRequest('EMPTY_REVISION', 'body must change at least one field');
+  if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
+  return {
+    amountCentavos: input.valor?.original !== undefined ? amountOf(input.valor.original) : undefined,
+    devedor: input.devedor ? devedorOf(input.devedor) : undefined,
+  };
+}
+
+/** PATCH /cob/{txid}: revises (revisao + 1, new BR Code) or cancels an ATIVA charge. */
+export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeRevision): Promise<ChargeRow> {
+  const checked = revisionChanges(input);
+  const now = deps.clock.now();
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow>> => {
+    const row = await repo.lockCharge(trx, txid);
+    if (!row || row.account_id !== accountId) throw chargeNotFound();
+    const refused = await requireActive(trx, row, now, now, (status) => badRequest('CHARGE_NOT_ACTIVE', `charge is not ATIVA (it is ${status})`));
+    if (refused) return { ok: false, error: refused };
+    const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
+    const amountCentavos = checked.amountCentavos ?? row.amount_centavos;
+    const solicitacaoPagador = input.solicitacaoPagador ?? row.solicitacao_pagador;
+    const merchant = await merchantName(trx, accountId);
+    const updated = await repo.updateCharge(trx, row.id, {
+      ...(input.status ? { status: input.status } : {}),
+      revisao: row.revisao + 1,
+      ...(input.calendario?.expiracao !== undefined ? { expiracaoSeconds: input.calendario.expiracao } : {}),
+      amountCentavos,
+      ...(input.valor?.modalidadeAlteracao !== undefined ? { modalidadeAlteracao: input.valor.modalidadeAlteracao } : {}),
+      chave,
+      ...(checked.devedor ? { devedor: checked.devedor } : {}),
+      solicitacaoPagador,
+      ...(input.infoAdicionais !== undefined ? { infoAdicionais: input.infoAdicionais } : {}),
+      brCode: brCodeOf({ chave, amountCentavos, txid: row.txid, solicitacaoPagador }, merchant),
+      now,
+    });
+    return { ok: true, value: updated };
+  });
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+export interface ChargePayment {
+  txid: string;
+  /** The account owning the key the PIX was sent to: the charge must be one of its own. */
+  accountId?: bigint | undefined;
+  /** Absent: exactly the charge's amount. */
+  amountCentavos?: bigint | undefined;
+  payer: { name: string; document: string; ispb: string; bankName: string | null; behavior?: 'reject' | undefined };
+  description?: string | null | undefined;
+  /** When the PIX arrived (back-dated in the sandbox): the charge must be ATIVA then. */
+  at: Date;
+  now: Date;
+}
+
+export interface PaidCharge {
+  endToEndId: string;
+  transactionId: bigint;
+}
+
+/**
+ * Pays a charge in the caller's transaction: locks it, checks it is ATIVA at the payment time
+ * and the amount, credits the account (PAYMENT row), concludes the charge and writes the
+ * RECEIVE notification. A refusal is returned, not thrown: the caller commits (an expired
+ * charge is stored REMOVIDA_PELO_PSP) and then throws it.
+ */
+export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promise<Refusable<PaidCharge>> {
+  const charge = await repo.lockCharge(trx, p.txid);
+  if (!charge || (p.accountId !== undefined && charge.account_id !== p.accountId)) {
+    return { ok: false, error: notFound('CHARGE_NOT_FOUND', 'Charge not found for this key') };
+  }
+  if (p.at.getTime() < charge.created_at.getTime()) {
+    return { ok: false, error: unprocessable('CHARGE_NOT_ACTIVE', 'The charge did not exist yet at the payment time') };
+  }
+  const refused = await requireActive(trx, charge, p.at, p.now, (status) => unprocessable('CHARGE_NOT_ACTIVE', `The charge is not ATIVA (it is ${status})`));
+  if (refused) return { ok: false, error: refused };
+  const amountCentavos = p.amountCentavos ?? charge.amount_centavos;
+  if (charge.modalidade_alteracao === 0 && amountCentavos !== charge.amount_centavos) {
+    return { ok: false, error: unprocessable('WRONG_AMOUNT', 'The amount must equal the charge\'s valor.original') };
+  }
+  const endToEndId = pixIdentifier('E', p.payer.ispb, p.at);
+  const received = await receiveFromNetwork(trx, {
+    type: 'PAYMENT',
+    accountId: charge.account_id,
+    amountCentavos,
+    endToEndId,
+    pixKey: charge.chave,
+    txid: charge.txid,
+    description: p.description ?? null,
+    originalTransactionId: null,
+    counterpart: { name: p.payer.name, document: p.payer.document, ispb: p.payer.ispb, bankName: p.payer.bankName, branch: null, account: null, accountId: null },
+    counterpartBehavior: p.payer.behavior ?? null,
+    at: p.at,
+    now: p.now,
+  });
+  await repo.updateCharge(trx, charge.id, { status: 'CONCLUIDA', paidTransactionId: received.id, now: p.now });
+  await enqueue(trx, { accountId: charge.account_id, eventType: 'cash_in', transactionId: received.id, payload: receivePayload(received), now: p.now });
+  return { ok: true, value: { endToEndId, transactionId: received.id } };
+}
+
+/** Pays a charge in one transaction of its own; throws the refusal after committing. */
+export async function payCharge(deps: Pick<ChargesDeps, 'db'>, p: ChargePayment): Promise<{ endToEndId: string; transactionId: number }> {
+  const document = normalizeDocument(p.payer.document);
+  if (!documentType(document)) throw badRequest('INVALID_DOCUMENT', 'payer.document must be a valid CPF or CNPJ');
+  if (p.amountCentavos !== undefined && p.amountCentavos <= 0n) throw badRequest('INVALID_AMOUNT', 'amount must be greater than 0');
+  const outcome = await deps.db.transaction().execute((trx) => payChargeInTransaction(trx, { ...p, payer: { ...p.payer, document } }));
+  if (!outcome.ok) throw outcome.error;
+  return { endToEndId: outcome.value.endToEndId, transactionId: Number(outcome.value.transactionId) };
+}

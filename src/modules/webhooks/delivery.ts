@@ -1,0 +1,189 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/client.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { Attempt, WebhookSender } from './sender.ts';
+import { DELIVERY_TIMEOUT_MS } from './sender.ts';
+import { signingSecrets } from './secrets.ts';
+
+/**
+ * Delays before the 2nd, 3rd, ... attempt (decisions.md): about 5 s, 5 min, 30 min, 2 h, 5 h,
+ * 10 h, 10 h; after the 8th failed attempt the delivery is FAILED.
+ */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** Each delay is stretched or shrunk by up to this fraction, so retries of many do not align. */
+export const RETRY_JITTER = 0.1;
+/** A claimed delivery is the claimer's for this long; past it, a worker that died is presumed. */
+export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+
+export function retryDelayMs(attempt: number, random: () => number = Math.random): number | null {
+  const base = RETRY_DELAYS_MS[attempt - 1];
+  if (base === undefined) return null;
+  return Math.round(base * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random()));
+}
+
+export interface DeliveryDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly sender: WebhookSender;
+}
+
+/**
+ * Turns undispatched notifications into deliveries, one per active URL of the account and event
+ * type, in one transaction (claimed with SKIP LOCKED, so several workers split the work). A
+ * notification nobody listens to is dispatched with no delivery; it can still be resent.
+ */
+export async function fanOut(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit = 500): Promise<number> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const claimed = await sql<{ id: bigint }>`
+      select id from outbox where dispatched_at is null order by id limit ${limit} for update skip locked`.execute(trx);
+    if (claimed.rows.length === 0) return 0;
+    const ids = claimed.rows.map((r) => r.id.toString());
+    await sql`
+      insert into webhook_deliveries
+        (outbox_id, account_id, webhook_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
+      select o.id, o.account_id, w.id, w.url, o.message_id, 'PENDING', 0, ${now}::timestamptz, ${now}::timestamptz, o.event_type, o.transaction_id
+        from outbox o
+        join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
+       where o.id = any(${ids}::int8[])
+       order by o.id, w.id`.execute(trx);
+    await sql`update outbox set dispatched_at = ${now}::timestamptz where id = any(${ids}::int8[])`.execute(trx);
+    return ids.length;
+  });
+}
+
+interface ClaimedDelivery {
+  id: bigint;
+  account_id: bigint;
+  webhook_id: bigint | null;
+  url: string;
+  message_id: string;
+  attempts: number;
+  event_type: string;
+  transaction_id: bigint | null;
+  payload: unknown;
+  headers: Record<string, string> | null;
+  is_active: boolean | null;
+  webhook_secret: string;
+  webhook_secret_previous: string | null;
+  webhook_secret_rotated_at: Date | null;
+}
+
+/** Claims due deliveries: each attempt is taken by one worker (SKIP LOCKED, then a lease). */
+async function claimDue(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit: number): Promise<ClaimedDelivery[]> {
+  const now = deps.clock.now();
+  const leaseUntil = new Date(now.getTime() + LEASE_MS);
+  const result = await sql<ClaimedDelivery>`
+    with claimed as (
+      update webhook_deliveries d
+         set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}::timestamptz, last_attempt_at = ${now}::timestamptz
+       where d.id in (select id from webhook_deliveries
+                       where status = 'PENDING' and next_attempt_at <= ${now}::timestamptz
+                       order by next_attempt_at, id limit ${limit} for update skip locked)
+      returning d.*)
+    select c.id, c.account_id, c.webhook_id, c.url, c.message_id, c.attempts, c.event_type, c.transaction_id,
+           o.payload, w.headers, w.is_active, a.webhook_secret, a.webhook_secret_previous, a.webhook_secret_rotated_at
+      from claimed c
+      join outbox o on o.id = c.outbox_id
+      join accounts a on a.id = c.account_id
+      left join webhooks w on w.id = c.webhook_id
+     order by c.id`.execute(deps.db);
+  return result.rows;
+}
+
+/** Records one attempt: its log entry, and the delivery's next state if this worker still holds it. */
+async function record(
+  deps: Pick<DeliveryDeps, 'db' | 'clock'>,
+  d: ClaimedDelivery,
+  attempt: Attempt,
+  retry: { random: () => number } | null,
+): Promise<void> {
+  const now = deps.clock.now();
+  const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
+  const status = attempt.success ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING';
+  const next = delay === null ? now : new Date(now.getTime() + delay);
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ status, next_attempt_at: next })
+      .where('id', '=', d.id)
+      .where('attempts', '=', d.attempts)
+      .where('status', '=', 'PENDING')
+      .execute();
+    await trx
+      .insertInto('webhook_logs')
+      .values({
+        account_id: d.account_id,
+        delivery_id: d.id,
+        transaction_id: d.transaction_id,
+        event_type: d.event_type,
+        url: d.url,
+        message_id: d.message_id,
+        attempt: d.attempts,
+        status_code: attempt.statusCode,
+        success: attempt.success,
+        duration_ms: attempt.durationMs,
+        error: attempt.error,
+        is_resend: false,
+        created_at: attempt.sentAt,
+      })
+      .execute();
+  });
+}
+
+/** Makes one claimed attempt and records it. */
+async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => number): Promise<void> {
+  // A registration switched off or removed stops its deliveries at once.
+  const live = d.webhook_id !== null && d.is_active === true;
+  const attempt: Attempt = !live
+    ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: deps.clock.now() }
+    : await deps.sender.send(
+        {
+          url: d.url,
+          messageId: d.message_id,
+          body: JSON.stringify(d.payload),
+          headers: d.headers ?? {},
+          secrets: signingSecrets(d, deps.clock.now()),
+        },
+        () => deps.clock.now(),
+      );
+  await record(deps, d, attempt, live ? { random } : null);
+}
+
+/**
+ * One round of delivery: claims what is due and sends it, `concurrency` at a time, up to `limit`
+ * attempts. A delivery is claimed only when a slot is free to send it at once: its lease covers
+ * one attempt, so one claimed early and left waiting behind slow receivers would be claimed
+ * again by another worker and sent twice. Returns how many attempts were made.
+ */
+export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; concurrency?: number; random?: () => number } = {}): Promise<number> {
+  const limit = options.limit ?? 100;
+  const concurrency = Math.max(1, options.concurrency ?? 16);
+  const random = options.random ?? Math.random;
+  const inFlight = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  let claimed = 0;
+  while (claimed < limit && failure === undefined) {
+    const room = Math.min(concurrency - inFlight.size, limit - claimed);
+    if (room === 0) {
+      await Promise.race(inFlight);
+      continue;
+    }
+    const batch = await claimDue(deps, room);
+    claimed += batch.length;
+    for (const d of batch) {
+      // Errors are kept, not thrown here, so that none goes unhandled while the loop claims.
+      const running: Promise<void> = attemptOne(deps, d, random)
+        .catch((error: unknown) => {
+          failure ??= { error };
+        })
+        .finally(() => inFlight.delete(running));
+      inFlight.add(running);
+    }
+    if (batch.length < room) break;
+  }
+  await Promise.all(inFlight);
+  if (failure !== undefined) throw failure.error;
+  return claimed;
+}

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { assertError } from '../../../test/assertions.ts';
+import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
+import { DestinationError, guardedLookup, isPublicAddress, parseDestination } from './destination.ts';
+import { WebhookSender, type Message } from './sender.ts';
+
+/** Private, loopback, link-local, CGNAT and unique-local destinations, in the spellings that hide them. */
+const PRIVATE_URLS = [
+  'https://127.0.0.1/',
+  'https://[::1]/',
+  'https://169.254.169.254/latest/meta-data/',
+  'https://10.0.0.1/',
+  'https://172.16.0.1/',
+  'https://192.168.1.1/',
+  'https://2130706433/',
+  'https://0x7f.1/',
+  'https://127.1/',
+  'https://0177.0.0.1/',
+  'https://[::ffff:127.0.0.1]/',
+  'https://[::127.0.0.1]/',
+  'https://[fd00::1]/',
+  'https://[fe80::1]/',
+  'https://100.64.0.1/',
+  'https://0.0.0.0/',
+  'https://localhost/',
+];
+
+const message = (url: string): Message => ({
+  url,
+  messageId: `msg_${randomUUID().replaceAll('-', '')}`,
+  body: JSON.stringify({ type: 'RECEIVE', data: {} }),
+  headers: {},
+  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+});
+
+describe('isPublicAddress', () => {
+  it('true for public unicast IPv4 and IPv6 addresses', () => {
+    for (const address of ['8.8.8.8', '1.1.1.1', '200.160.2.3', '2001:4860:4860::8888', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      assert.equal(isPublicAddress(address), true, address);
+    }
+  });
+
+  it('false for private, loopback, link-local, CGNAT, unique-local, multicast, reserved and embedded-IPv4 addresses', () => {
+    const refused = [
+      '127.0.0.1', '127.255.255.254', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1',
+      '0.0.0.0', '255.255.255.255', '224.0.0.1', '192.0.2.1', '198.18.0.1', '240.0.0.1',
+      '::1', '::', 'fe80::1', 'fe80::1%eth0', 'fd00::1', 'fc00::1', 'ff02::1', '2001:db8::1',
+      '::ffff:127.0.0.1', '::ffff:10.0.0.1', '::7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::1',
+    ];
+    for (const address of refused) assert.equal(isPublicAddress(address), false, address);
+  });
+
+  it('false for what is not an address', () => {
+    for (const value of ['', 'localhost', 'example.com', '[::1]x', '1.2.3.4.5']) assert.equal(isPublicAddress(value), false, value);
+  });
+});
+
+describe('parseDestination', () => {
+  it('accepts an HTTPS URL on a public address or a name, normalised', () => {
+    assert.equal(parseDestination('https://8.8.8.8/hook', false).href, 'https://8.8.8.8/hook');
+    assert.equal(parseDestination('https://Hooks.Example.COM/a?b=1', false).href, 'https://hooks.example.com/a?b=1');
+  });
+
+  it('refuses other schemes, credentials, and over-long URLs', () => {
+    for (const raw of ['http://8.8.8.8/', 'ftp://8.8.8.8/', 'not a url', 'https://user:pass@8.8.8.8/', `https://8.8.8.8/${'a'.repeat(2048)}`]) {
+      assert.throws(() => parseDestination(raw, false), DestinationError, raw);
+    }
+  });
+
+  it('refuses every private IP literal (names are judged by guardedLookup), unless private destinations are allowed', () => {
+    for (const raw of PRIVATE_URLS.filter((u) => !u.includes('localhost'))) {
+      assert.throws(() => parseDestination(raw, false), /non-public address/, raw);
+      assert.doesNotThrow(() => parseDestination(raw, true), raw);
+    }
+  });
+});
+
+describe('guardedLookup', () => {
+  const resolve = (allowPrivate: boolean, host: string, all: boolean) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((done) =>
+      guardedLookup(allowPrivate)(host, { all }, (error, address) => done({ error, address })),
+    );
+
+  it('refuses a name that resolves to loopback', async () => {
+    for (const all of [true, false]) {
+      const { error } = await resolve(false, 'localhost', all);
+      assert.ok(error instanceof DestinationError);
+      assert.equal(error.code, 'EADDRNOTPUBLIC');
+      assert.match(error.message, /localhost resolves to a non-public address \(127\.0\.0\.1\)/);
+    }
+  });
+
+  it('resolves it when private destinations are allowed, in both callback forms', async () => {
+    assert.deepEqual(await resolve(true, 'localhost', false), { error: null, address: '127.0.0.1' });
+    const { error, address } = await resolve(true, 'localhost', true);
+    assert.equal(error, null);
+    assert.ok(Array.isArray(address) && address.some((a: { address: string }) => a.address === '127.0.0.1'));
+  });
+});
+
+describe('SSRF guard', () => {
+  let t: TestApp;
+  let client: TestClient;
+  let rcv: WebhookReceiver;
+  let port: string;
+
+  before(async () => {
+    rcv = await startWebhookReceiver();
+    port = new URL(rcv.origin).port;
+    t = await startTestApp();
+    client = await createClient(t);
+  });
+  after(async () => {
+    await t?.close();
+    await rcv?.close();
+  });
+
+  it('400 at registration for every private destination (WEBHOOK_ALLOW_PRIVATE off)', async () => {
+    assert.equal(t.config.webhookAllowPrivate, false);
+    for (const url of [...PRIVATE_URLS, `${rcv.origin}/hook`, `https://127.0.0.1:${port}/hook`]) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url, eventType: 'cash_in' } });
+      assertError(res, 400, /non-public address/);
+    }
+    const list = await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: client.headers });
+    assert.equal(list.json().total, 0);
+  });
+
+  it('400 for a name that does not resolve', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/webhooks',
+      headers: client.headers,
+      payload: { url: 'https://no-such-host.invalid/hook', eventType: 'cash_in' },
+    });
+    assertError(res, 400, /cannot be resolved/);
+  });
+
+  it('400 when a resend names a private url in its body', async () => {
+    const key = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
+    assert.equal(key.statusCode, 201, key.body);
+    const pix = await t.app.inject({
+      method: 'POST',
+      url: '/sandbox/pix/incoming',
+      headers: adminHeaders,
+      payload: { pixKey: key.json().key, amount: '1.00', payer: { name: 'Pagador', document: randomCpf() } },
+    });
+    assert.equal(pix.statusCode, 201, pix.body);
+    for (const url of ['https://169.254.169.254/', 'https://[::1]/', `https://localhost:${port}/`]) {
+      const res = await t.app.inject({ method: 'POST', url: `/api/resend-webhook/${pix.json().transactionId}`, headers: client.headers, payload: { url } });
+      assertError(res, 400, /non-public address/);
+    }
+  });
+
+  describe('WebhookSender with allowPrivate false', () => {
+    let sender: WebhookSender;
+    before(() => {
+      sender = new WebhookSender({ allowPrivate: false, caFile: rcv.caFile, timeoutMs: 2000 });
+    });
+    after(() => sender?.close());
+
+    it('does not connect to the local receiver by name (localhost) or by IP literal', async () => {
+      rcv.received.length = 0;
+      const byName = await sender.send(message(`${rcv.origin}/hook`), () => new Date());
+      assert.equal(byName.success, false);
+      assert.equal(byName.statusCode, null);
+      assert.match(byName.error ?? '', /localhost resolves to a non-public address \(127\.0\.0\.1\)/);
+
+      for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '2130706433']) {
+        const byIp = await sender.send(message(`https://${host}:${port}/hook`), () => new Date());
+        assert.equal(byIp.success, false);
+        assert.equal(byIp.statusCode, null);
+        assert.match(byIp.error ?? '', /non-public address \((127\.0\.0\.1|::ffff:7f00:1)\)/);
+      }
+      assert.equal(rcv.received.length, 0);
+    });
+
+    it('the same sender allowed private destinations reaches it (the refusal is the guard, not TLS)', async () => {
+      rcv.received.length = 0;
+      const allowed = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
+      try {
+        const attempt = await allowed.send(message(`${rcv.origin}/hook`), () => new Date());
+        assert.equal(attempt.success, true, attempt.error ?? '');
+        assert.equal(rcv.received.length, 1);
+      } finally {
+        await allowed.close();
+      }
+    });
+  });
+
+  it('a redirect is not followed: 302 to a private address is a failed attempt with status 302', async () => {
+    rcv.received.length = 0;
+    rcv.respond = (request) => (request.path === '/redirect' ? { status: 302, headers: { location: `https://localhost:${port}/internal` } } : 200);
+    const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
+    try {
+      const attempt = await sender.send(message(`${rcv.origin}/redirect`), () => new Date());
+      assert.equal(attempt.success, false);
+      assert.equal(attempt.statusCode, 302);
+      assert.match(attempt.error ?? '', /^HTTP 302/);
+      assert.deepEqual(
+        rcv.received.map((r) => r.path),
+        ['/redirect'],
+      );
+    } finally {
+      rcv.respond = () => 200;
+      await sender.close();
+    }
+  });
+});

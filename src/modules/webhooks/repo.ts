@@ -1,0 +1,164 @@
+import { sql } from 'kysely';
+import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { WebhookEventType } from '../../db/schema.ts';
+
+/** Serialises the registrations of one account, so the 3-URL limit holds under concurrency. */
+export async function lockAccount(trx: Trx, accountId: bigint): Promise<boolean> {
+  const row = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst();
+  return row !== undefined;
+}
+
+export function findByUrl(db: DbExecutor, accountId: bigint, eventType: WebhookEventType, url: string) {
+  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('event_type', '=', eventType).where('url', '=', url).executeTakeFirst();
+}
+
+export function findById(db: DbExecutor, accountId: bigint, id: bigint) {
+  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+}
+
+export type WebhookRow = NonNullable<Awaited<ReturnType<typeof findById>>>;
+
+export async function countActive(db: DbExecutor, accountId: bigint, eventType: WebhookEventType): Promise<number> {
+  const row = await db
+    .selectFrom('webhooks')
+    .select(sql<number>`count(*)::int4`.as('n'))
+    .where('account_id', '=', accountId)
+    .where('event_type', '=', eventType)
+    .where('is_active', '=', true)
+    .executeTakeFirstOrThrow();
+  return row.n;
+}
+
+export function insertWebhook(trx: Trx, w: { accountId: bigint; eventType: WebhookEventType; url: string; headers: Record<string, string>; now: Date }) {
+  return trx
+    .insertInto('webhooks')
+    .values({ account_id: w.accountId, event_type: w.eventType, url: w.url, headers: JSON.stringify(w.headers), created_at: w.now, updated_at: w.now })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function updateWebhook(trx: Trx, id: bigint, change: { headers?: Record<string, string>; isActive?: boolean; bumpVersion: boolean; now: Date }) {
+  return trx
+    .updateTable('webhooks')
+    .set((eb) => ({
+      ...(change.headers !== undefined ? { headers: JSON.stringify(change.headers) } : {}),
+      ...(change.isActive !== undefined ? { is_active: change.isActive } : {}),
+      ...(change.bumpVersion ? { version: eb('version', '+', 1) } : {}),
+      updated_at: change.now,
+    }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** Removes a registration; its pending deliveries end as FAILED and keep their log. */
+export async function deleteWebhook(trx: Trx, id: bigint): Promise<void> {
+  await trx.updateTable('webhook_deliveries').set({ status: 'FAILED' }).where('webhook_id', '=', id).where('status', '=', 'PENDING').execute();
+  await trx.updateTable('webhook_deliveries').set({ webhook_id: null }).where('webhook_id', '=', id).execute();
+  await trx.deleteFrom('webhooks').where('id', '=', id).execute();
+}
+
+export function listWebhooks(db: DbExecutor, accountId: bigint) {
+  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('event_type').orderBy('id').execute();
+}
+
+export function activeUrls(db: DbExecutor, accountId: bigint, eventType: string) {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('event_type', '=', eventType as WebhookEventType)
+    .where('is_active', '=', true)
+    .orderBy('id')
+    .execute();
+}
+
+export function accountSecrets(db: DbExecutor, accountId: bigint) {
+  return db
+    .selectFrom('accounts')
+    .select(['webhook_secret', 'webhook_secret_previous', 'webhook_secret_rotated_at'])
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+}
+
+export function rotateSecret(db: DbExecutor, accountId: bigint, secret: string, now: Date) {
+  return db
+    .updateTable('accounts')
+    .set((eb) => ({ webhook_secret_previous: eb.ref('webhook_secret'), webhook_secret: secret, webhook_secret_rotated_at: now }))
+    .where('id', '=', accountId)
+    .returning('webhook_secret')
+    .executeTakeFirst();
+}
+
+/** The latest notification of a transaction for an event type, to resend. */
+export function latestNotification(db: DbExecutor, accountId: bigint, transactionId: bigint, eventType: string) {
+  return db
+    .selectFrom('outbox')
+    .select(['id', 'payload', 'message_id', 'event_type'])
+    .where('account_id', '=', accountId)
+    .where('transaction_id', '=', transactionId)
+    .where('event_type', '=', eventType)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export interface LogFilter {
+  eventType?: string | undefined;
+  transactionId?: bigint | undefined;
+  success?: boolean | undefined;
+}
+
+export async function listLogs(db: DbExecutor, accountId: bigint, filter: LogFilter, page: number, size: number) {
+  let query = db.selectFrom('webhook_logs').where('account_id', '=', accountId);
+  if (filter.eventType !== undefined) query = query.where('event_type', '=', filter.eventType);
+  if (filter.transactionId !== undefined) query = query.where('transaction_id', '=', filter.transactionId);
+  if (filter.success !== undefined) query = query.where('success', '=', filter.success);
+  const [rows, total] = await Promise.all([
+    query
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(size)
+      .offset((page - 1) * size)
+      .execute(),
+    query.select(sql<number>`count(*)::int4`.as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.n };
+}
+
+export function insertLog(
+  db: DbExecutor,
+  entry: {
+    accountId: bigint;
+    transactionId: bigint | null;
+    eventType: string;
+    url: string;
+    messageId: string;
+    statusCode: number | null;
+    success: boolean;
+    durationMs: number;
+    error: string | null;
+    at: Date;
+  },
+) {
+  return db
+    .insertInto('webhook_logs')
+    .values({
+      account_id: entry.accountId,
+      delivery_id: null,
+      transaction_id: entry.transactionId,
+      event_type: entry.eventType,
+      url: entry.url,
+      message_id: entry.messageId,
+      attempt: 1,
+      status_code: entry.statusCode,
+      success: entry.success,
+      duration_ms: entry.durationMs,
+      error: entry.error,
+      is_resend: true,
+      created_at: entry.at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+}

@@ -1,0 +1,257 @@
+import type { Db } from '../../db/client.ts';
+import type { WebhookEventType } from '../../db/schema.ts';
+import { AppError, badRequest, notFound } from '../../http/errors.ts';
+import type { RateLimiter } from '../../http/rate-limit.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { findByIdentifier } from '../transactions/repo.ts';
+import { pageMetadata } from '../transactions/service.ts';
+import { checkResolvedDestination, DestinationError, parseDestination } from './destination.ts';
+import * as repo from './repo.ts';
+import { newWebhookSecret, signingSecrets } from './secrets.ts';
+import type { WebhookSender } from './sender.ts';
+
+export interface WebhooksDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly sender: WebhookSender;
+  readonly allowPrivate: boolean;
+  /** POST /api/resend-webhook: 60 per minute per account, shared through Redis when configured. */
+  readonly resendLimiter: RateLimiter;
+}
+
+export const MAX_ACTIVE_PER_EVENT = 3;
+export const MAX_HEADERS = 5;
+export const RESEND_LIMIT_PER_MINUTE = 60;
+
+/** Header names a registration may not set: the spec's list, hop-by-hop ones and webhook-*. */
+const BLOCKED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'content-type',
+  'user-agent',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+const HEADER_VALUE = /^[\t\x20-\x7e]{0,1024}$/;
+
+/** Transaction type -> the event type its notification goes out under. */
+export const EVENT_OF_TYPE = { PAYMENT: 'cash_in', WITHDRAW: 'cash_out', REFUND_IN: 'refund_in', REFUND_OUT: 'refund_out' } as const;
+
+export interface HeaderInput {
+  key: string;
+  value: string;
+}
+
+export function validHeaders(list: readonly HeaderInput[]): Record<string, string> {
+  if (list.length > MAX_HEADERS) throw badRequest('TOO_MANY_HEADERS', `headers must have at most ${MAX_HEADERS} items`);
+  const out: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [i, { key, value }] of list.entries()) {
+    const lower = key.toLowerCase();
+    if (!TOKEN.test(key)) throw badRequest('INVALID_HEADER', `headers/${i}/key is not a valid header name`);
+    if (BLOCKED_HEADERS.has(lower) || lower.startsWith('webhook-')) {
+      throw badRequest('BLOCKED_HEADER', `headers/${i}/key: the header ${key} cannot be set (reserved)`);
+    }
+    if (!HEADER_VALUE.test(value)) throw badRequest('INVALID_HEADER', `headers/${i}/value must be printable ASCII, at most 1024 characters`);
+    if (seen.has(lower)) throw badRequest('DUPLICATE_HEADER', `headers/${i}/key: ${key} is given twice`);
+    seen.add(lower);
+    out[key] = value;
+  }
+  return out;
+}
+
+async function destination(raw: string, allowPrivate: boolean): Promise<string> {
+  try {
+    const url = parseDestination(raw, allowPrivate);
+    await checkResolvedDestination(url, allowPrivate);
+    return url.href;
+  } catch (error) {
+    if (error instanceof DestinationError) throw badRequest('INVALID_WEBHOOK_URL', error.message);
+    throw error;
+  }
+}
+
+const tooMany = (eventType: string) =>
+  badRequest('TOO_MANY_WEBHOOKS', `at most ${MAX_ACTIVE_PER_EVENT} active URLs per event type (${eventType}): switch one off or delete it first`);
+
+export function registrationView(w: repo.WebhookRow) {
+  return {
+    id: Number(w.id),
+    type: w.event_type,
+    url: w.url,
+    headers: w.headers,
+    isActive: w.is_active,
+    version: w.version,
+    createdAt: w.created_at.toISOString(),
+    updatedAt: w.updated_at.toISOString(),
+  };
+}
+
+/** POST /api/webhooks: a new URL for an event type, or new headers (and version) for a known one. */
+export async function register(deps: WebhooksDeps, accountId: bigint, input: { url: string; eventType: WebhookEventType; headers?: HeaderInput[] | undefined }) {
+  const headers = validHeaders(input.headers ?? []);
+  const url = await destination(input.url, deps.allowPrivate);
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    if (!(await repo.lockAccount(trx, accountId))) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
+    const existing = await repo.findByUrl(trx, accountId, input.eventType, url);
+    if (existing) {
+      if (!existing.is_active && (await repo.countActive(trx, accountId, input.eventType)) >= MAX_ACTIVE_PER_EVENT) throw tooMany(input.eventType);
+      const updated = await repo.updateWebhook(trx, existing.id, { headers, isActive: true, bumpVersion: true, now });
+      return { success: true, message: 'Webhook updated', id: Number(updated.id), version: updated.version };
+    }
+    if ((await repo.countActive(trx, accountId, input.eventType)) >= MAX_ACTIVE_PER_EVENT) throw tooMany(input.eventType);
+    const created = await repo.insertWebhook(trx, { accountId, eventType: input.eventType, url, headers, now });
+    return { success: true, message: 'Webhook registered', id: Number(created.id), version: created.version };
+  });
+}
+
+export async function list(deps: WebhooksDeps, accountId: bigint) {
+  const rows = await repo.listWebhooks(deps.db, accountId);
+  return { accountId: Number(accountId), webhooks: rows.map(registrationView), total: rows.length };
+}
+
+const webhookNotFound = () => notFound('WEBHOOK_NOT_FOUND', 'Webhook not found');
+
+/** PATCH /api/webhooks/{id}: switch on or off, or replace the headers (a new version). */
+export async function update(deps: WebhooksDeps, accountId: bigint, id: bigint, change: { isActive?: boolean | undefined; headers?: HeaderInput[] | undefined }) {
+  const headers = change.headers === undefined ? undefined : validHeaders(change.headers);
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    await repo.lockAccount(trx, accountId);
+    const existing = await repo.findById(trx, accountId, id);
+    if (!existing) throw webhookNotFound();
+    if (change.isActive === true && !existing.is_active && (await repo.countActive(trx, accountId, existing.event_type)) >= MAX_ACTIVE_PER_EVENT) {
+      throw tooMany(existing.event_type);
+    }
+    const updated = await repo.updateWebhook(trx, id, {
+      ...(headers !== undefined ? { headers } : {}),
+      ...(change.isActive !== undefined ? { isActive: change.isActive } : {}),
+      bumpVersion: headers !== undefined,
+      now,
+    });
+    return registrationView(updated);
+  });
+}
+
+export async function remove(deps: WebhooksDeps, accountId: bigint, id: bigint): Promise<void> {
+  await deps.db.transaction().execute(async (trx) => {
+    await repo.lockAccount(trx, accountId);
+    if (!(await repo.findById(trx, accountId, id))) throw webhookNotFound();
+    await repo.deleteWebhook(trx, id);
+  });
+}
+
+export async function signingSecret(deps: WebhooksDeps, accountId: bigint) {
+  const found = await repo.accountSecrets(deps.db, accountId);
+  if (!found) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
+  return { secret: found.webhook_secret };
+}
+
+export async function rotateSigningSecret(deps: WebhooksDeps, accountId: bigint) {
+  const rotated = await repo.rotateSecret(deps.db, accountId, newWebhookSecret(), deps.clock.now());
+  if (!rotated) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
+  return { secret: rotated.webhook_secret };
+}
+
+export async function logs(
+  deps: WebhooksDeps,
+  accountId: bigint,
+  query: { page?: number | undefined; size?: number | undefined; eventType?: string | undefined; transactionId?: string | undefined; success?: boolean | undefined },
+) {
+  const page = query.page ?? 1;
+  const size = query.size ?? 20;
+  const { rows, total } = await repo.listLogs(
+    deps.db,
+    accountId,
+    { eventType: query.eventType, transactionId: query.transactionId === undefined ? undefined : BigInt(query.transactionId), success: query.success },
+    page,
+    size,
+  );
+  return {
+    data: rows.map((r) => ({
+      webhookLogId: Number(r.id),
+      eventType: r.event_type,
+      transactionId: r.transaction_id === null ? null : Number(r.transaction_id),
+      url: r.url,
+      webhookId: r.message_id,
+      attempt: r.attempt,
+      statusCode: r.status_code,
+      success: r.success,
+      durationMs: r.duration_ms,
+      error: r.error,
+      isResend: r.is_resend,
+      createdAt: r.created_at.toISOString(),
+    })),
+    metadata: pageMetadata(page, size, total),
+  };
+}
+
+/**
+ * POST /api/resend-webhook/{identifier}: the transaction's latest notification again, with its
+ * own webhook-id, to the body's `url` (not stored) or to every active URL of its event type.
+ */
+export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: string, body: { url?: string | undefined }) {
+  const decision = await deps.resendLimiter.hit(accountId.toString(), deps.clock.now().getTime());
+  if (!decision.allowed) {
+    throw new AppError(429, 'RATE_LIMITED', `At most ${RESEND_LIMIT_PER_MINUTE} resends per minute`, {
+      headers: { 'retry-after': String(decision.retryAfterSeconds) },
+    });
+  }
+  const transaction = await findByIdentifier(deps.db, accountId, identifier);
+  if (!transaction) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
+  const eventType = EVENT_OF_TYPE[transaction.type];
+  const notification = await repo.latestNotification(deps.db, accountId, transaction.id, eventType);
+  if (!notification) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
+  const targets =
+    body.url !== undefined
+      ? [{ url: await destination(body.url, deps.allowPrivate), headers: {} as Record<string, string> }]
+      : (await repo.activeUrls(deps.db, accountId, eventType)).map((w) => ({ url: w.url, headers: w.headers }));
+  if (targets.length === 0) throw badRequest('NO_WEBHOOK_URL', `No active webhook URL for ${eventType} and no url in the body`);
+  const secrets = await repo.accountSecrets(deps.db, accountId);
+  const payload = JSON.stringify(notification.payload);
+  const deliveries = await Promise.all(
+    targets.map(async (target) => {
+      const attempt = await deps.sender.send(
+        { url: target.url, messageId: notification.message_id, body: payload, headers: target.headers, secrets: signingSecrets(secrets!, deps.clock.now()) },
+        () => deps.clock.now(),
+      );
+      const log = await repo.insertLog(deps.db, {
+        accountId,
+        transactionId: transaction.id,
+        eventType,
+        url: target.url,
+        messageId: notification.message_id,
+        statusCode: attempt.statusCode,
+        success: attempt.success,
+        durationMs: attempt.durationMs,
+        error: attempt.error,
+        at: attempt.sentAt,
+      });
+      return {
+        url: target.url,
+        webhookLogId: Number(log.id),
+        sentAt: attempt.sentAt.toISOString(),
+        statusCode: attempt.statusCode ?? 0,
+        success: attempt.success,
+        error: attempt.error,
+      };
+    }),
+  );
+  const first = deliveries[0]!;
+  return {
+    message: first.success ? 'Webhook resent' : `Webhook resend failed: ${first.error ?? 'no answer'}`,
+    webhookLogId: first.webhookLogId,
+    sentAt: first.sentAt,
+    statusCode: first.statusCode,
+    webhookId: notification.message_id,
+    deliveries,
+  };
+}
