@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
+import { formatCentavos, numberToCentavos } from '../src/lib/money.ts';
 import { startWebhookReceiver, type ReceivedWebhook } from '../test/webhook-receiver.ts';
 
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
@@ -172,7 +173,7 @@ async function main() {
       undefined,
       auth,
     );
-    for (const t of list.data) console.log(`   ${t.operationType.padEnd(10)} ${t.movementType.padEnd(6)} ${t.finalAmount.toFixed(2).padStart(8)} ${t.status.padEnd(11)} ${t.counterpart.name} ${t.counterpart.document}`);
+    for (const t of list.data) console.log(`   ${t.operationType.padEnd(10)} ${t.movementType.padEnd(6)} ${formatCentavos(numberToCentavos(t.finalAmount) ?? 0n).padStart(8)} ${t.status.padEnd(11)} ${t.counterpart.name} ${t.counterpart.document}`);
     show('final balance', (await call('GET', '/accounts/balances', undefined, auth)).data);
     console.log(`\n${bold('Done:')} ${receiver.received.length} webhooks received, every signature verified.`);
   } finally {
