@@ -46,11 +46,11 @@ describe('refunds (devolucao)', () => {
   }
   const ownKey = async (client: TestClient) => (await admin<{ key: string }>(`/admin/accounts/${client.accountId}/pix-keys`, { type: 'evp' })).key;
   /** A PIX from another institution to `pixKey`, received `agoMs` before the clock's now. */
-  const receive = (amount: string, options: { pixKey?: string; agoMs?: number } = {}) =>
+  const receive = (amount: string, options: { pixKey?: string; agoMs?: number; payer?: Record<string, string> } = {}) =>
     admin<Received>('/sandbox/pix/incoming', {
       pixKey: options.pixKey ?? holderKey,
       amount,
-      payer: PAYER,
+      payer: options.payer ?? PAYER,
       ...(options.agoMs !== undefined ? { receivedAt: new Date(t.clock.now().getTime() - options.agoMs).toISOString() } : {}),
     });
   const settle = () => admin<{ settled: number; failed: number }>('/sandbox/settle', {}, 200);
@@ -419,9 +419,8 @@ describe('refunds (devolucao)', () => {
     });
 
     it('refused by the payer\'s institution: NAO_REALIZADO with motivo, the money back in available, and the amount refundable again', async () => {
-      const pix = await receive('60.00');
-      // The sandbox payer whose institution refuses refunds of this PIX.
-      await t.db.updateTable('transactions').set({ counterpart_behavior: 'reject' }).where('id', '=', BigInt(pix.transactionId)).execute();
+      // A sandbox payer whose institution refuses refunds of this PIX.
+      const pix = await receive('60.00', { payer: { ...PAYER, behavior: 'reject' } });
       const before = await balance();
       const body = await created(pix.endToEndId, 'rej1', { valor: '60.00' });
       assert.deepEqual(await balance(), { available: before.available - 60, blocked: before.blocked + 60 });
@@ -439,12 +438,30 @@ describe('refunds (devolucao)', () => {
       const status = await t.app.inject({ method: 'GET', url: `/api/pix/transaction/${txId}`, headers: holder.headers });
       assert.equal(status.json<{ status: string }>().status, 'ERROR');
 
-      // The failed refund no longer counts: the whole amount can be refunded again.
-      await t.db.updateTable('transactions').set({ counterpart_behavior: null }).where('id', '=', BigInt(pix.transactionId)).execute();
+      // The failed refund no longer counts: the whole amount can be refunded again (and is
+      // refused again by the same institution).
       await created(pix.endToEndId, 'rej3', { valor: '60.00' });
+      assert.deepEqual(await balance(), { available: before.available - 60, blocked: before.blocked + 60 });
+      assert.deepEqual(await settle(), { settled: 0, failed: 1 });
+      assert.equal((await get(pix.endToEndId, 'rej3')).json<RefundBody>().status, 'NAO_REALIZADO');
+      assert.deepEqual(await balance(), before);
+    });
+
+    it('a refund that failed frees its amount: after it, a refund of the whole PIX settles', async () => {
+      const pix = await receive('60.00');
+      const before = await balance();
+      await created(pix.endToEndId, 'free1', { valor: '60.00' });
+      // The payer's institution refuses this one (set on the refund's own row).
+      const txId = await refundTransactionId(pix.transactionId, 'free1');
+      await t.db.updateTable('transactions').set({ counterpart_behavior: 'reject' }).where('id', '=', txId).execute();
+      assert.deepEqual(await settle(), { settled: 0, failed: 1 });
+      assert.deepEqual(await balance(), before);
+      await created(pix.endToEndId, 'free2', { valor: '60.00' });
       assert.deepEqual(await settle(), { settled: 1, failed: 0 });
-      assert.equal((await get(pix.endToEndId, 'rej3')).json<RefundBody>().status, 'DEVOLVIDO');
+      assert.equal((await get(pix.endToEndId, 'free1')).json<RefundBody>().status, 'NAO_REALIZADO');
+      assert.equal((await get(pix.endToEndId, 'free2')).json<RefundBody>().status, 'DEVOLVIDO');
       assert.deepEqual(await balance(), { available: before.available - 60, blocked: before.blocked });
+      errorMessage(await put(pix.endToEndId, 'free3', { valor: '0.01' }), 400);
     });
 
     it('a refund the network has not settled in 3 hours is NAO_REALIZADO and its money comes back', async () => {
