@@ -146,7 +146,7 @@ describe('hostile strings', () => {
   });
   after(() => t.close());
 
-  it('refuses NUL characters anywhere in a request with 400, never 500', async () => {
+  it('refuses NUL characters and lone surrogates anywhere in a request with 400, never 500', async () => {
     const admin = { authorization: 'Bearer test-admin-token-0123456789' };
     const cases = [
       { method: 'POST' as const, url: '/admin/accounts', payload: { name: 'a\u0000b', document: '52998224725' }, where: /name/ },
@@ -157,9 +157,12 @@ describe('hostile strings', () => {
         where: /bankName/,
       },
       { method: 'GET' as const, url: '/admin/accounts/1/certificates/%00', payload: undefined, where: /params/ },
+      // A lone surrogate is valid JSON text but no database text: 400 naming the field too.
+      { method: 'POST' as const, url: '/admin/accounts', payload: '{"name":"a\\ud800b","document":"52998224725"}', where: /name/ },
     ];
     for (const c of cases) {
-      const res = await t.app.inject({ method: c.method, url: c.url, headers: admin, ...(c.payload ? { payload: c.payload } : {}) });
+      const headers = typeof c.payload === 'string' ? { ...admin, 'content-type': 'application/json' } : admin;
+      const res = await t.app.inject({ method: c.method, url: c.url, headers, ...(c.payload ? { payload: c.payload } : {}) });
       assert.notEqual(res.statusCode, 500, res.body);
       assert.equal(res.statusCode === 400 || res.statusCode === 404, true, `${c.url}: ${res.statusCode} ${res.body}`);
       isErrorBody(res.json(), res.statusCode);

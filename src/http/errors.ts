@@ -71,6 +71,11 @@ function validationMessage(error: FastifyError): string {
   if (first.keyword === 'additionalProperties') {
     return `${where}: ${path ? `${path}.` : ''}${String(params.additionalProperty)} is not an allowed property`;
   }
+  // A union of literals fails once per literal: name them all.
+  const allowed = (error.validation ?? [])
+    .filter((e) => e.keyword === 'const' && e.instancePath === first.instancePath)
+    .map((e) => String((e.params as { allowedValue: unknown }).allowedValue));
+  if (allowed.length > 1) return `${where}: ${path || where} must be one of: ${allowed.join(', ')}`;
   return `${where}: ${path || where} ${first.message ?? 'is invalid'}`;
 }
 
@@ -102,11 +107,14 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 /** PostgreSQL text cannot hold NUL characters: refused up front, naming where they were found. */
+/** NUL, and lone UTF-16 surrogates ("\ud800" in JSON), which no text column can store. */
+const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+
 function findNul(value: unknown, path: string): string | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value === 'string') return unstorable(value) ? path : null;
   if (value && typeof value === 'object') {
     for (const [key, inner] of Object.entries(value)) {
-      if (key.includes('\u0000')) return path;
+      if (unstorable(key)) return path;
       const found = findNul(inner, path ? `${path}.${key}` : key);
       if (found) return found;
     }
@@ -118,7 +126,7 @@ export function registerNulGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     for (const [part, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
       const found = findNul(value, '');
-      if (found !== null) throw badRequest('NUL_CHARACTER', `${part}${found ? `: ${found}` : ''} must not contain NUL characters`);
+      if (found !== null) throw badRequest('NUL_CHARACTER', `${part}${found ? `: ${found}` : ''} must not contain NUL characters or unpaired surrogates`);
     }
   });
 }
