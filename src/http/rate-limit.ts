@@ -57,6 +57,9 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, tonumber(oldest[2])}
 `;
 
+/** How long a request waits for the limiter's first connection to Redis. */
+const CONNECT_WAIT_MS = 1_000;
+
 /**
  * The limiter several service processes share (REDIS_URL). When Redis cannot answer, the
  * process falls back to its own count rather than refusing or waiting: a limit per process is
@@ -80,8 +83,28 @@ export class RedisRateLimiter implements RateLimiter {
     this.#redis.on('error', () => undefined);
   }
 
+  /**
+   * Commands are not queued while Redis is away (they would wait), so a limiter just built would
+   * count its first requests in-process while its connection is still being set up: those wait
+   * for it, briefly. A connection lost later falls back at once.
+   */
+  async #connected(): Promise<void> {
+    if (this.#redis.status !== 'connecting' && this.#redis.status !== 'connect') return;
+    await new Promise<void>((resolve) => {
+      const events = ['ready', 'error', 'close', 'end'] as const;
+      const done = () => {
+        clearTimeout(timer);
+        for (const event of events) this.#redis.off(event, done);
+        resolve();
+      };
+      const timer = setTimeout(done, CONNECT_WAIT_MS);
+      for (const event of events) this.#redis.once(event, done);
+    });
+  }
+
   async hit(key: string, nowMs: number): Promise<RateDecision> {
     try {
+      await this.#connected();
       const [allowed, oldest] = (await this.#redis.eval(
         SLIDING_LOG,
         1,

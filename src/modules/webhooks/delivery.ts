@@ -22,6 +22,12 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
   return Math.round(base * (1 - RETRY_JITTER + 2 * RETRY_JITTER * random()));
 }
 
+/** The body as sent: jsonb keeps keys in its own order ("data" before "type"), so the V2 envelope's `type` goes first again. */
+export function envelopeBody(payload: unknown): string {
+  const { type, data, ...rest } = payload as { type: unknown; data: unknown };
+  return JSON.stringify({ type, data, ...rest });
+}
+
 export interface DeliveryDeps {
   readonly db: Db;
   readonly clock: Clock;
@@ -142,7 +148,7 @@ async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => 
         {
           url: d.url,
           messageId: d.message_id,
-          body: JSON.stringify(d.payload),
+          body: envelopeBody(d.payload),
           headers: d.headers ?? {},
           secrets: signingSecrets(d, deps.clock.now()),
         },

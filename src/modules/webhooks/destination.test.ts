@@ -89,7 +89,7 @@ describe('guardedLookup', () => {
     for (const all of [true, false]) {
       const { error } = await resolve(false, 'localhost', all);
       assert.ok(error instanceof DestinationError);
-      assert.equal(error.code, 'EADDRNOTPUBLIC');
+      assert.equal((error as NodeJS.ErrnoException).code, 'EADDRNOTPUBLIC');
       assert.match(error.message, /localhost resolves to a non-public address \(127\.0\.0\.1\)/);
     }
   });

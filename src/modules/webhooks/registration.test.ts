@@ -126,6 +126,18 @@ describe('webhook registrations', () => {
       assertError(await register(c, { url: urls[0], eventType: 'cash_in' }), 400, /at most 3 active URLs/);
     });
 
+    it('concurrent registrations cannot pass the limit, nor make two rows of one URL', async () => {
+      const c = await createClient(t);
+      const results = await Promise.all(Array.from({ length: 6 }, () => register(c, { url: freshUrl(), eventType: 'cash_in' })));
+      assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 201, 201, 400, 400, 400]);
+      const url = freshUrl();
+      const same = await Promise.all(Array.from({ length: 4 }, () => register(c, { url, eventType: 'cash_out' })));
+      assert.deepEqual(same.map((r) => r.statusCode), [201, 201, 201, 201]);
+      assert.deepEqual(same.map((r) => r.json().version).sort(), [1, 2, 3, 4]);
+      const rows = (await list(c)).webhooks;
+      assert.deepEqual([rows.filter((w) => w.type === 'cash_in' && w.isActive).length, rows.filter((w) => w.url === url).length], [3, 1]);
+    });
+
     it('401 without a token', async () => {
       assertError(await t.app.inject({ method: 'POST', url: '/api/webhooks', payload: { url: freshUrl(), eventType: 'cash_in' } }), 401);
     });

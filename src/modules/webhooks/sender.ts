@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
+import { createSecureContext, getCACertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { DestinationError, guardedLookup, parseDestination } from './destination.ts';
@@ -57,10 +57,14 @@ export class WebhookSender {
   constructor(options: { allowPrivate: boolean; caFile?: string | undefined; timeoutMs?: number }) {
     this.#allowPrivate = options.allowPrivate;
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-    const extraCa = options.caFile ? readFileSync(options.caFile, 'utf8') : undefined;
+    // Node's bundled CAs (with NODE_EXTRA_CA_CERTS), the operating system's store and
+    // WEBHOOK_CA_FILE, in one context built once (not parsed again for every connection).
+    const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
+    if (options.caFile) ca.push(readFileSync(options.caFile, 'utf8'));
+    const secureContext = createSecureContext({ ca });
     this.#agent = new Agent({
       connect: {
-        ...(extraCa ? { ca: [...rootCertificates, extraCa] } : {}),
+        secureContext,
         lookup: guardedLookup(options.allowPrivate),
         timeout: this.#timeoutMs,
       },

@@ -5,6 +5,7 @@ import type { RateLimiter } from '../../http/rate-limit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { findByIdentifier } from '../transactions/repo.ts';
 import { pageMetadata } from '../transactions/service.ts';
+import { envelopeBody } from './delivery.ts';
 import { checkResolvedDestination, DestinationError, parseDestination } from './destination.ts';
 import * as repo from './repo.ts';
 import { newWebhookSecret, signingSecrets } from './secrets.ts';
@@ -216,7 +217,7 @@ export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: 
       : (await repo.activeUrls(deps.db, accountId, eventType)).map((w) => ({ url: w.url, headers: w.headers }));
   if (targets.length === 0) throw badRequest('NO_WEBHOOK_URL', `No active webhook URL for ${eventType} and no url in the body`);
   const secrets = await repo.accountSecrets(deps.db, accountId);
-  const payload = JSON.stringify(notification.payload);
+  const payload = envelopeBody(notification.payload);
   const deliveries = await Promise.all(
     targets.map(async (target) => {
       const attempt = await deps.sender.send(
