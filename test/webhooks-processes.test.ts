@@ -1,0 +1,308 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { STATUS_CODES } from 'node:http';
+import { after, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { issueCertificate } from '../src/lib/certificate-authority.ts';
+import { LEASE_MS } from '../src/modules/webhooks/delivery.ts';
+import { createTestDatabase, onPostgres, type TestDatabase } from './harness.ts';
+import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from './webhook-receiver.ts';
+
+/**
+ * Webhooks across real service processes (`node src/main.ts serve`) on one PostgreSQL database:
+ * the resend rate limit shared through Redis, and at-least-once delivery when the worker holding
+ * a delivery dies mid-flight.
+ */
+
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+const REDIS_URL = 'redis://127.0.0.1:6379';
+const ADMIN_TOKEN = 'processes-test-admin-token-0123';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Whether the local Redis answers (the shared-limit test is skipped when it does not). */
+async function redisAnswers(): Promise<boolean> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    return (await redis.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+const redisUp = onPostgres && (await redisAnswers());
+
+interface ServiceProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** http://127.0.0.1:{port} */
+  readonly address: string;
+  output(): string;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<ServiceProcess>();
+// Belt and braces: a runner that dies leaves no service behind.
+process.on('exit', () => running.forEach((p) => p.child.kill('SIGKILL')));
+
+/** Starts `node src/main.ts serve` and resolves once it prints "listening on". */
+async function startService(name: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const proc = { name, child, address: '', output: () => output, exited };
+  running.add(proc);
+  void exited.then(() => running.delete(proc));
+  const address = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${name}: no "listening on" within 20 s:\n${output}`)), 20_000);
+    const check = () => {
+      const match = /listening on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      } else if (child.exitCode !== null || child.signalCode !== null) {
+        clearTimeout(timer);
+        reject(new Error(`${name} exited (${child.exitCode ?? child.signalCode}):\n${output}`));
+      } else setTimeout(check, 50);
+    };
+    check();
+  });
+  return Object.assign(proc, { address });
+}
+
+/** SIGTERM, then SIGKILL if it has not stopped within 10 s. */
+async function stopService(proc: ServiceProcess): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 10_000);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+}
+
+async function call(address: string, method: string, path: string, headers: Record<string, string>, payload?: unknown): Promise<Answer> {
+  const res = await fetch(`${address}${path}`, {
+    method,
+    headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+function expectStatus(answer: Answer, status: number, what: string): Record<string, unknown> {
+  assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+interface Provisioned {
+  accountId: number;
+  /** Bearer token and the client certificate it is bound to. */
+  headers: Record<string, string>;
+  transactionId: number;
+}
+
+/**
+ * Through one process's HTTP API: an account with a certificate and an EVP key, a token, a cash_in
+ * webhook to `webhookUrl`, and a PIX received on the key (its notification goes to the outbox).
+ */
+async function provision(address: string, webhookUrl: string): Promise<Provisioned> {
+  const account = expectStatus(
+    await call(address, 'POST', '/admin/accounts', admin, { name: 'Recebedor Processos', document: '52998224725' }),
+    201,
+    'create account',
+  ) as { accountId: number; clientId: string; clientSecret: string };
+  const cert = await issueCertificate({ commonName: `processes-${account.accountId}` });
+  expectStatus(await call(address, 'POST', `/admin/accounts/${account.accountId}/certificates`, admin, { pem: cert.certPem }), 201, 'link certificate');
+  const key = expectStatus(await call(address, 'POST', `/admin/accounts/${account.accountId}/pix-keys`, admin, { type: 'evp' }), 201, 'evp key') as {
+    key: string;
+  };
+  const certHeader = { 'x-ssl-client-cert': encodeURIComponent(cert.certPem) };
+  const token = expectStatus(
+    await call(address, 'POST', '/api/auth/token', certHeader, { clientId: account.clientId, clientSecret: account.clientSecret }),
+    201,
+    'token',
+  ) as { access_token: string };
+  const headers = { ...certHeader, authorization: `Bearer ${token.access_token}` };
+  expectStatus(await call(address, 'POST', '/api/webhooks', headers, { url: webhookUrl, eventType: 'cash_in' }), 201, 'register webhook');
+  const pix = expectStatus(
+    await call(address, 'POST', '/sandbox/pix/incoming', admin, { pixKey: key.key, amount: '10.00', payer: { name: 'Pagador Processos', document: '52998224725' } }),
+    201,
+    'incoming pix',
+  ) as { transactionId: number };
+  return { accountId: account.accountId, headers, transactionId: pix.transactionId };
+}
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const needsPostgres = !onPostgres && 'needs TEST_DATABASE_URL (several processes share one PostgreSQL database)';
+
+describe('webhooks across service processes', () => {
+  /** Everything one test set up, released in reverse order even when it failed. */
+  const cleanups: (() => Promise<unknown> | void)[] = [];
+  after(async () => {
+    for (const proc of running) await stopService(proc);
+    const failures: unknown[] = [];
+    for (const cleanup of cleanups.reverse()) await Promise.resolve().then(cleanup).catch((error: unknown) => failures.push(error));
+    if (failures.length > 0) throw new AggregateError(failures, 'cleanup failed');
+  });
+
+  async function setUp(): Promise<{ testDb: TestDatabase; rcv: WebhookReceiver; env: Record<string, string> }> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pix-processes-'));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const testDb = await createTestDatabase();
+    cleanups.push(() => testDb.drop());
+    const rcv = await startWebhookReceiver();
+    cleanups.push(() => rcv.close());
+    const env = {
+      DATABASE_URL: testDb.url!,
+      ADMIN_TOKEN,
+      // One DATA_DIR: the sandbox's demo account is provisioned once, by the first process.
+      DATA_DIR: dataDir,
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_CA_FILE: rcv.caFile,
+    };
+    return { testDb, rcv, env };
+  }
+
+  it('share the resend limit through Redis: 30 resends on each process, then the 61st is 429 on either', { skip: needsPostgres || (!redisUp && `no Redis answers at ${REDIS_URL}`) }, async () => {
+    const { rcv, env } = await setUp();
+    const withRedis = { ...env, REDIS_URL };
+    const a = await startService('A', withRedis);
+    const b = await startService('B', withRedis);
+    assert.notEqual(a.address, b.address);
+
+    const redis = new Redis(REDIS_URL);
+    cleanups.push(() => redis.disconnect());
+    const p = await provision(a.address, `${rcv.origin}/resend`);
+    // Account ids start again at 1 in every fresh database: forget what an earlier run counted.
+    const key = `pix-api:resend:${p.accountId}`;
+    await redis.del(key);
+    cleanups.push(() => redis.del(key));
+
+    const resend = (proc: ServiceProcess) => call(proc.address, 'POST', `/api/resend-webhook/${p.transactionId}`, p.headers);
+    // Both processes at once, 30 each: the count in Redis is atomic across them.
+    await Promise.all(
+      [a, b].map(async (proc) => {
+        for (let i = 0; i < 30; i++) {
+          const res = await resend(proc);
+          assert.equal(res.status, 200, `resend ${i + 1} through ${proc.name}: ${JSON.stringify(res.body)}`);
+          assert.equal((res.body as { statusCode: number }).statusCode, 200);
+        }
+      }),
+    );
+    assert.equal(await redis.zcard(key), 60);
+
+    for (const proc of [a, b]) {
+      const refused = await resend(proc);
+      assert.equal(refused.status, 429, `61st through ${proc.name}: ${JSON.stringify(refused.body)}`);
+      assert.match(String(refused.headers.get('content-type')), /^application\/json/);
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers.get('retry-after')}`);
+      assert.deepEqual(Object.keys(refused.body).sort(), ['error', 'message', 'statusCode']);
+      assert.equal(refused.body.statusCode, 429);
+      assert.equal(refused.body.error, STATUS_CODES[429]);
+      assert.equal(typeof refused.body.message, 'string');
+    }
+    // Refusals are not counted.
+    assert.equal(await redis.zcard(key), 60);
+    // 60 resends went out, plus the worker's own delivery of the notification.
+    const received = await rcv.waitFor(61);
+    assert.equal(new Set(received.map((r) => r.headers['webhook-id'])).size, 1, 'every resend carries the notification’s webhook-id');
+
+    await Promise.all([stopService(a), stopService(b)]);
+    assert.deepEqual(await a.exited, { code: 0, signal: null });
+    assert.deepEqual(await b.exited, { code: 0, signal: null });
+  });
+
+  it('delivers at least once: a worker killed mid-delivery, another delivers again after the lease with the same webhook-id', { skip: needsPostgres }, async () => {
+    const { testDb, rcv, env } = await setUp();
+    let releaseFirst: (answer: ReceiverAnswer) => void = () => undefined;
+    const firstAnswer = new Promise<ReceiverAnswer>((resolve) => (releaseFirst = resolve));
+    // The first delivery is held until the end (its sender is dead by then); later ones are 200.
+    rcv.respond = (_request, index) => (index === 0 ? firstAnswer : 200);
+    cleanups.push(() => releaseFirst(200));
+
+    const a = await startService('A', env);
+    const p = await provision(a.address, `${rcv.origin}/crash`);
+    const [first] = await rcv.waitFor(1, 10_000);
+    const claimed = await testDb.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status', 'attempts', 'next_attempt_at'])
+      .where('transaction_id', '=', BigInt(p.transactionId))
+      .executeTakeFirstOrThrow();
+    assert.equal(claimed.status, 'PENDING');
+    assert.equal(claimed.attempts, 1, 'A claimed the first attempt');
+    const leaseEnd = claimed.next_attempt_at.getTime();
+
+    a.child.kill('SIGKILL');
+    assert.deepEqual(await a.exited, { code: null, signal: 'SIGKILL' });
+    const killedAt = Date.now();
+    assert.ok(killedAt < leaseEnd, 'killed while the lease still held');
+
+    const b = await startService('B', env);
+    const received = await rcv.waitFor(2, LEASE_MS + 10_000);
+    const second = received[1]!;
+    assert.equal(second.headers['webhook-id'], first!.headers['webhook-id'], 'the same webhook-id');
+    assert.equal(second.body, first!.body, 'the same notification');
+    assert.equal(second.path, '/crash');
+    // Not before the lease: while A might still have been alive, nobody else sent it.
+    assert.ok(second.at.getTime() >= leaseEnd - 1_000, `second delivery ${leaseEnd - second.at.getTime()} ms before the lease ended`);
+
+    const delivered = await until('delivery SUCCEEDED', 5_000, async () => {
+      const row = await testDb.db
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'attempts'])
+        .where('id', '=', claimed.id)
+        .executeTakeFirstOrThrow();
+      return row.status === 'SUCCEEDED' ? row : undefined;
+    });
+    assert.equal(delivered.attempts, 2);
+
+    const logs = expectStatus(await call(b.address, 'GET', `/api/webhooks/logs?transactionId=${p.transactionId}`, p.headers), 200, 'logs') as {
+      data: { attempt: number; success: boolean; statusCode: number | null; webhookId: string; isResend: boolean; url: string }[];
+    };
+    // A died before recording attempt 1; B's attempt 2 is the one on record.
+    assert.deepEqual(
+      logs.data.map(({ attempt, success, statusCode, webhookId, isResend, url }) => ({ attempt, success, statusCode, webhookId, isResend, url })),
+      [{ attempt: 2, success: true, statusCode: 200, webhookId: first!.headers['webhook-id'], isResend: false, url: `${rcv.origin}/crash` }],
+    );
+
+    // Neither lost nor duplicated: one notification, one delivery, two requests in all.
+    const outbox = await testDb.db.selectFrom('outbox').select(['message_id', 'dispatched_at']).where('transaction_id', '=', BigInt(p.transactionId)).execute();
+    assert.equal(outbox.length, 1);
+    assert.equal(outbox[0]!.message_id, first!.headers['webhook-id']);
+    assert.notEqual(outbox[0]!.dispatched_at, null);
+    const deliveries = await testDb.db.selectFrom('webhook_deliveries').select('id').where('transaction_id', '=', BigInt(p.transactionId)).execute();
+    assert.equal(deliveries.length, 1);
+    assert.equal(rcv.received.length, 2);
+
+    await stopService(b);
+    assert.deepEqual(await b.exited, { code: 0, signal: null });
+  });
+});
