@@ -3,6 +3,7 @@
 //
 //   BENCH_SECONDS=10 BENCH_CLIENTS=32 BENCH_ACCOUNTS=64 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -201,6 +202,36 @@ async function invariants(url: string) {
   };
 }
 
+/** CPU seconds used so far by every PostgreSQL process and by the service process (Linux /proc). */
+function cpuSeconds(servicePid: number): { pg: number; service: number } {
+  const ticks = 100; // USER_HZ
+  let pg = 0;
+  let service = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const used = (Number(fields[11]) + Number(fields[12])) / ticks;
+      if (Number(entry) === servicePid) service += used;
+      else if (comm === 'postgres' || comm.startsWith('postgres:')) pg += used;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return { pg, service };
+}
+
+/** Runs a load and tells how much CPU PostgreSQL and the service spent per accepted transfer. */
+async function measured(servicePid: number, run: () => ReturnType<typeof load>) {
+  const before = cpuSeconds(servicePid);
+  const result = await run();
+  const after = cpuSeconds(servicePid);
+  const transfers = result.tps * SECONDS;
+  return { ...result, pgMs: ((after.pg - before.pg) * 1000) / transfers, serviceMs: ((after.service - before.service) * 1000) / transfers };
+}
+
 async function main() {
   const name = `pix_bench_${Date.now()}`;
   await admin(`create database ${name}`);
@@ -219,9 +250,9 @@ async function main() {
 
     // Warm-up (JIT, caches, connections), not measured.
     await load(http, clients, (worker, i) => clients[(worker + i) % clients.length]!, 3);
-    const spread = await load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!);
+    const spread = await measured(service.pid!, () => load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!));
     const backlogAfterSpread = await queued(url);
-    const hot = await load(http, clients, () => clients[0]!);
+    const hot = await measured(service.pid!, () => load(http, clients, () => clients[0]!));
     const backlogAfterHot = await queued(url);
     const reference = pgbench();
     const check = await invariants(url);
@@ -230,14 +261,15 @@ async function main() {
     await listLoad(http, clients[1]!, 1);
     const lists = await listLoad(http, clients[1]!, Math.min(SECONDS, 5));
 
-    const row = (label: string, r: Awaited<ReturnType<typeof load>>) =>
-      `| ${label} | ${r.tps.toFixed(0)} | ${(r.tps / reference).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${JSON.stringify(r.statuses)} |`;
+    const row = (label: string, r: Awaited<ReturnType<typeof measured>>) =>
+      `| ${label} | ${r.tps.toFixed(0)} | ${(r.tps / reference).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ` +
+      `${r.pgMs.toFixed(2)} | ${r.serviceMs.toFixed(2)} | ${JSON.stringify(r.statuses)} |`;
     console.log(`\nPOST /dict/pix, ${CLIENTS} concurrent clients, ${SECONDS} s each, PostgreSQL ${url.replace(/\/\/.*@/, '//')}`);
-    console.log('| load | transfers/s | × pgbench | p50 ms | p99 ms | statuses |');
-    console.log('|---|---|---|---|---|---|');
+    console.log('| load | transfers/s | × pgbench | p50 ms | p99 ms | PostgreSQL CPU ms/transfer | service CPU ms/transfer | statuses |');
+    console.log('|---|---|---|---|---|---|---|---|');
     console.log(row(`${ACCOUNTS} accounts`, spread));
     console.log(row('one hot account', hot));
-    console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | |`);
+    console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | | | |`);
     console.log(
       `\nGET /api/transactions (size 20, 8 clients) with ${LIST_ROWS} more rows in the table (${LIST_ROWS / 1000} for this account): ` +
         `${lists.rps.toFixed(0)} requests/s, p50 ${lists.p50.toFixed(1)} ms, p99 ${lists.p99.toFixed(1)} ms`,

@@ -69,6 +69,6 @@ export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]
 export async function deleteExpiredIdempotencyKeys(db: Db, before: Date, limit: number): Promise<number> {
   const result = await sql`
     delete from idempotency_keys where ctid in (
-      select ctid from idempotency_keys where expires_at < ${before} order by expires_at limit ${limit})`.execute(db);
+      select ctid from idempotency_keys where expires_at < ${before} limit ${limit})`.execute(db);
   return Number(result.numAffectedRows ?? 0n);
 }

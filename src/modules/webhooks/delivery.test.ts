@@ -106,7 +106,8 @@ describe('webhook delivery', () => {
 
     const payer = randomCpf();
     const pix = await cashIn(c, '12.34', payer);
-    assert.ok((await fanOut(deps())) >= 1);
+    // The deliveries were written with the notification: nothing is left for fanOut.
+    assert.equal(await fanOut(deps()), 0);
     assert.equal(await deliverDue(deps()), 2);
     const got = at(p).sort((x, y) => x.path.localeCompare(y.path));
     assert.deepEqual(
@@ -165,6 +166,21 @@ describe('webhook delivery', () => {
     const row = await t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(pix.transactionId)).executeTakeFirstOrThrow();
     assert.notEqual(row.dispatched_at, null);
     assert.deepEqual(await deliveriesOf(c.accountId), []);
+  });
+
+  it('a notification written without its deliveries (before migration 0005) is fanned out once, then delivered', async () => {
+    const c = await receiver();
+    const p = `/legacy/${c.accountId}`;
+    await register(c, p);
+    const pix = await cashIn(c);
+    // As an older version wrote it: the outbox row alone, not dispatched.
+    await t.db.deleteFrom('webhook_deliveries').where('account_id', '=', BigInt(c.accountId)).execute();
+    await t.db.updateTable('outbox').set({ dispatched_at: null }).where('transaction_id', '=', BigInt(pix.transactionId)).execute();
+    assert.equal(await fanOut(deps()), 1);
+    assert.equal(await fanOut(deps()), 0);
+    assert.equal(await deliverDue(deps()), 1);
+    assert.equal(at(p).length, 1);
+    await retire(c);
   });
 
   it('after a 500: logged as a failure, not retried before ~5 s, then retried with the same webhook-id as attempt 2', async () => {

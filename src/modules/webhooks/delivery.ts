@@ -38,6 +38,8 @@ export interface DeliveryDeps {
  * Turns undispatched notifications into deliveries, one per active URL of the account and event
  * type, in one transaction (claimed with SKIP LOCKED, so several workers split the work). A
  * notification nobody listens to is dispatched with no delivery; it can still be resent.
+ * Notifications are written with their deliveries already (notifications/repo.ts enqueueMany);
+ * this picks up any written without them (rows from before migration 0005, or written by hand).
  */
 export async function fanOut(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit = 500): Promise<number> {
   return deps.db.transaction().execute(async (trx) => {
