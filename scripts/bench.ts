@@ -223,13 +223,34 @@ function cpuSeconds(servicePid: number): { pg: number; service: number } {
   return { pg, service };
 }
 
-/** Runs a load and tells how much CPU PostgreSQL and the service spent per accepted transfer. */
-async function measured(servicePid: number, run: () => ReturnType<typeof load>) {
-  const before = cpuSeconds(servicePid);
+/** The server's commits (this database) and WAL so far. */
+async function walStats(url: string): Promise<{ commits: number; walBytes: number; walSyncs: number }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ commits: string; wal_bytes: string; wal_sync: string }>(
+    `select (select xact_commit from pg_stat_database where datname = current_database()) as commits, wal_bytes, wal_sync from pg_stat_wal`,
+  );
+  await client.end();
+  return { commits: Number(rows[0]!.commits), walBytes: Number(rows[0]!.wal_bytes), walSyncs: Number(rows[0]!.wal_sync) };
+}
+
+/**
+ * Runs a load and tells how much CPU PostgreSQL and the service spent per accepted transfer,
+ * how many transfers each commit carried and each WAL flush covered, and the WAL per transfer.
+ */
+async function measured(url: string, servicePid: number, run: () => ReturnType<typeof load>) {
+  const [before, walBefore] = [cpuSeconds(servicePid), await walStats(url)];
   const result = await run();
-  const after = cpuSeconds(servicePid);
+  const [after, walAfter] = [cpuSeconds(servicePid), await walStats(url)];
   const transfers = result.tps * SECONDS;
-  return { ...result, pgMs: ((after.pg - before.pg) * 1000) / transfers, serviceMs: ((after.service - before.service) * 1000) / transfers };
+  return {
+    ...result,
+    pgMs: ((after.pg - before.pg) * 1000) / transfers,
+    serviceMs: ((after.service - before.service) * 1000) / transfers,
+    perCommit: transfers / Math.max(1, walAfter.commits - walBefore.commits),
+    perSync: transfers / Math.max(1, walAfter.walSyncs - walBefore.walSyncs),
+    walBytes: (walAfter.walBytes - walBefore.walBytes) / transfers,
+  };
 }
 
 async function main() {
@@ -250,9 +271,9 @@ async function main() {
 
     // Warm-up (JIT, caches, connections), not measured.
     await load(http, clients, (worker, i) => clients[(worker + i) % clients.length]!, 3);
-    const spread = await measured(service.pid!, () => load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!));
+    const spread = await measured(url, service.pid!, () => load(http, clients, (worker, i) => clients[(worker * 7919 + i) % clients.length]!));
     const backlogAfterSpread = await queued(url);
-    const hot = await measured(service.pid!, () => load(http, clients, () => clients[0]!));
+    const hot = await measured(url, service.pid!, () => load(http, clients, () => clients[0]!));
     const backlogAfterHot = await queued(url);
     const reference = pgbench();
     const check = await invariants(url);
@@ -263,13 +284,17 @@ async function main() {
 
     const row = (label: string, r: Awaited<ReturnType<typeof measured>>) =>
       `| ${label} | ${r.tps.toFixed(0)} | ${(r.tps / reference).toFixed(2)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ` +
-      `${r.pgMs.toFixed(2)} | ${r.serviceMs.toFixed(2)} | ${JSON.stringify(r.statuses)} |`;
+      `${r.pgMs.toFixed(2)} | ${r.serviceMs.toFixed(2)} | ${r.perCommit.toFixed(1)} | ${r.perSync.toFixed(1)} | ${r.walBytes.toFixed(0)} | ` +
+      `${JSON.stringify(r.statuses)} |`;
     console.log(`\nPOST /dict/pix, ${CLIENTS} concurrent clients, ${SECONDS} s each, PostgreSQL ${url.replace(/\/\/.*@/, '//')}`);
-    console.log('| load | transfers/s | × pgbench | p50 ms | p99 ms | PostgreSQL CPU ms/transfer | service CPU ms/transfer | statuses |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log(
+      '| load | transfers/s | × pgbench | p50 ms | p99 ms | PostgreSQL CPU ms/transfer | service CPU ms/transfer | ' +
+        'transfers/commit | transfers/WAL flush | WAL bytes/transfer | statuses |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
     console.log(row(`${ACCOUNTS} accounts`, spread));
     console.log(row('one hot account', hot));
-    console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | | | |`);
+    console.log(`| pgbench TPC-B (prepared, 16 clients, scale 16) | ${reference.toFixed(0)} | 1.00 | | | | | | | | |`);
     console.log(
       `\nGET /api/transactions (size 20, 8 clients) with ${LIST_ROWS} more rows in the table (${LIST_ROWS / 1000} for this account): ` +
         `${lists.rps.toFixed(0)} requests/s, p50 ${lists.p50.toFixed(1)} ms, p99 ${lists.p99.toFixed(1)} ms`,
