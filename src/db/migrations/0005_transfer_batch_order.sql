@@ -49,7 +49,8 @@ ALTER TABLE postings DROP CONSTRAINT postings_pkey;
 -- - the settlement queue is only read in order of arrival; claimed rows are deleted by ctid.
 ALTER TABLE settlement_queue DROP CONSTRAINT settlement_queue_pkey;
 
--- pix_settle_batch of migration 0003, deleting what it claimed by ctid.
+-- pix_settle_batch of migration 0003, claiming HIGH transfers before NORM ones and deleting what it
+-- claimed by ctid.
 CREATE OR REPLACE FUNCTION pix_settle_batch(
   p_now                    timestamptz,
   p_norm_due_before        timestamptz,
@@ -80,7 +81,8 @@ BEGIN
       LEFT JOIN dict_keys k ON k.key = q.pix_key
      WHERE (p_force OR q.priority = 'HIGH' OR q.created_at <= p_norm_due_before OR q.expires_at <= p_now)
        AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
-     ORDER BY q.created_at, q.transaction_id
+     -- HIGH first (it is due at once, and must not wait behind a NORM backlog), then by arrival.
+     ORDER BY q.priority = 'HIGH' DESC, q.created_at, q.transaction_id
      LIMIT p_limit
        FOR UPDATE OF q SKIP LOCKED) c;
   IF cardinality(v_ids) = 0 THEN

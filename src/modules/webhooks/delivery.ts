@@ -15,6 +15,9 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 export const RETRY_JITTER = 0.1;
 /** A claimed delivery is the claimer's for this long; past it, a worker that died is presumed. */
 export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+/** Finished attempts recorded in one transaction at most, and how long one waits for others. */
+const RECORD_BATCH = 32;
+const RECORD_DELAY_MS = 100;
 
 export function retryDelayMs(attempt: number, random: () => number = Math.random): number | null {
   const base = RETRY_DELAYS_MS[attempt - 1];
@@ -100,48 +103,59 @@ async function claimDue(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit: number)
   return result.rows;
 }
 
-/** Records one attempt: its log entry, and the delivery's next state if this worker still holds it. */
-async function record(
-  deps: Pick<DeliveryDeps, 'db' | 'clock'>,
-  d: ClaimedDelivery,
-  attempt: Attempt,
-  retry: { random: () => number } | null,
-): Promise<void> {
+interface Finished {
+  d: ClaimedDelivery;
+  attempt: Attempt;
+  retry: { random: () => number } | null;
+}
+
+/**
+ * Records finished attempts, many in one transaction: their log entries, and each delivery's
+ * next state if this worker still holds it (the claim's attempt number is still the current one).
+ */
+async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readonly Finished[]): Promise<void> {
+  if (finished.length === 0) return;
   const now = deps.clock.now();
-  const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
-  const status = attempt.success ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING';
-  const next = delay === null ? now : new Date(now.getTime() + delay);
+  const states = finished.map(({ d, attempt, retry }) => {
+    const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
+    return {
+      id: d.id.toString(),
+      attempts: d.attempts,
+      status: attempt.success ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING',
+      next: (delay === null ? now : new Date(now.getTime() + delay)).toISOString(),
+    };
+  });
   await deps.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ status, next_attempt_at: next })
-      .where('id', '=', d.id)
-      .where('attempts', '=', d.attempts)
-      .where('status', '=', 'PENDING')
-      .execute();
+    await sql`
+      update webhook_deliveries d set status = v.status, next_attempt_at = v.next
+        from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
+                    ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)
+       where d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'`.execute(trx);
     await trx
       .insertInto('webhook_logs')
-      .values({
-        account_id: d.account_id,
-        delivery_id: d.id,
-        transaction_id: d.transaction_id,
-        event_type: d.event_type,
-        url: d.url,
-        message_id: d.message_id,
-        attempt: d.attempts,
-        status_code: attempt.statusCode,
-        success: attempt.success,
-        duration_ms: attempt.durationMs,
-        error: attempt.error,
-        is_resend: false,
-        created_at: attempt.sentAt,
-      })
+      .values(
+        finished.map(({ d, attempt }) => ({
+          account_id: d.account_id,
+          delivery_id: d.id,
+          transaction_id: d.transaction_id,
+          event_type: d.event_type,
+          url: d.url,
+          message_id: d.message_id,
+          attempt: d.attempts,
+          status_code: attempt.statusCode,
+          success: attempt.success,
+          duration_ms: attempt.durationMs,
+          error: attempt.error,
+          is_resend: false,
+          created_at: attempt.sentAt,
+        })),
+      )
       .execute();
   });
 }
 
-/** Makes one claimed attempt and records it. */
-async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => number): Promise<void> {
+/** Makes one claimed attempt. */
+async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => number): Promise<Finished> {
   // A registration switched off or removed stops its deliveries at once.
   const live = d.webhook_id !== null && d.is_active === true;
   const attempt: Attempt = !live
@@ -156,7 +170,7 @@ async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => 
         },
         () => deps.clock.now(),
       );
-  await record(deps, d, attempt, live ? { random } : null);
+  return { d, attempt, retry: live ? { random } : null };
 }
 
 /**
@@ -172,6 +186,27 @@ export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; 
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
   let claimed = 0;
+  // Finished attempts are recorded together: one transaction for many, not one each.
+  let finished: Finished[] = [];
+  let recording: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = finished;
+    finished = [];
+    recording = recording.then(() => record(deps, batch));
+    return recording;
+  };
+  // An attempt is recorded within RECORD_DELAY_MS, well inside its lease, even while slower
+  // attempts of the round are still waiting for their receivers.
+  const flushSoon = () => {
+    timer ??= setTimeout(() => {
+      flush().catch((error: unknown) => {
+        failure ??= { error };
+      });
+    }, RECORD_DELAY_MS);
+  };
   while (claimed < limit && failure === undefined) {
     const room = Math.min(concurrency - inFlight.size, limit - claimed);
     if (room === 0) {
@@ -183,6 +218,12 @@ export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; 
     for (const d of batch) {
       // Errors are kept, not thrown here, so that none goes unhandled while the loop claims.
       const running: Promise<void> = attemptOne(deps, d, random)
+        .then((done) => {
+          finished.push(done);
+          if (finished.length >= RECORD_BATCH || inFlight.size <= 1) return flush();
+          flushSoon();
+          return undefined;
+        })
         .catch((error: unknown) => {
           failure ??= { error };
         })
@@ -192,6 +233,9 @@ export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; 
     if (batch.length < room) break;
   }
   await Promise.all(inFlight);
+  await flush().catch((error: unknown) => {
+    failure ??= { error };
+  });
   if (failure !== undefined) throw failure.error;
   return claimed;
 }

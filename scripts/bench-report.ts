@@ -1,0 +1,224 @@
+// The printed result of scripts/bench.ts: one table with every figure and its target, then a line
+// per extra figure, then the invariants.
+import type { Costs, Invariants } from './bench-db.ts';
+import { percentile, type BurstResult, type LoadResult, type OpenLoopResult } from './bench-load.ts';
+
+export interface Drain {
+  left: number;
+  ms: number;
+}
+
+/** A transfer run, with what settled during it, the queue at its end and the time to empty it. */
+export interface Settling {
+  settled: number;
+  backlog: number;
+  drain: Drain;
+}
+
+export interface Results {
+  settings: {
+    clients: number;
+    seconds: number;
+    accounts: number;
+    settlementDelayMs: number;
+    rate: number;
+    openCap: number;
+    highFraction: number;
+    burst: number;
+    webhooks: boolean;
+    listRows: number;
+    database: string;
+  };
+  reference: number;
+  hello: LoadResult & Costs;
+  balances: LoadResult & Costs;
+  spread: LoadResult & Costs & Settling;
+  hot: LoadResult & Costs & Settling;
+  hotIn: LoadResult & Costs & Settling;
+  open: OpenLoopResult & Costs & Settling;
+  /** Ascending lags, ms (Infinity: never). */
+  high: number[];
+  highFrom201: number[];
+  webhookLags: number[];
+  webhooks: { registered: number; delivered: number; received: number; waitedMs: number };
+  overload: BurstResult & { drain: Drain };
+  lists: LoadResult;
+  check: Invariants;
+}
+
+interface Row {
+  label: string;
+  rate?: number;
+  ratio?: string;
+  target?: string;
+  p50?: number;
+  p99?: number;
+  costs?: Costs;
+  /** Only the serving process's CPU is the row's (PostgreSQL does nothing for it). */
+  noDatabase?: boolean;
+  /** WAL columns are for transfers only. */
+  transfers?: boolean;
+  settled?: number;
+  backlog?: number;
+  statuses?: Record<string, number>;
+}
+
+const ms = (v: number) => (Number.isNaN(v) ? '' : v === Infinity ? 'never' : v.toFixed(1));
+const num = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? '' : v.toFixed(digits));
+const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
+
+function printTable(rows: Row[]): void {
+  console.log(
+    '| figure | per s | ratio | target | p50 ms | p99 ms | PostgreSQL CPU ms/op | service CPU ms/op | transfers/commit | ' +
+      'transfers/WAL flush | WAL bytes/transfer | settled/s | backlog at end | statuses |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const c = r.costs;
+    const wal = c && r.transfers ? [num(c.perCommit, 1), num(c.perSync, 1), num(c.walBytes)] : ['', '', ''];
+    const cells = [
+      r.label,
+      num(r.rate),
+      r.ratio ?? '',
+      r.target ?? '',
+      r.p50 === undefined ? '' : ms(r.p50),
+      r.p99 === undefined ? '' : ms(r.p99),
+      c && !r.noDatabase ? num(c.pgMs, 2) : '',
+      c ? num(c.procMs, 2) : '',
+      ...wal,
+      num(r.settled),
+      num(r.backlog),
+      r.statuses ? JSON.stringify(r.statuses) : '',
+    ];
+    console.log(`| ${cells.join(' | ')} |`);
+  }
+}
+
+const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: string, target = ''): Row => ({
+  label,
+  rate: r.rate,
+  ratio,
+  target,
+  p50: r.p50,
+  p99: r.p99,
+  costs: r,
+  transfers: true,
+  settled: r.settled,
+  backlog: r.backlog,
+  statuses: r.statuses,
+});
+
+function rows(r: Results): Row[] {
+  const s = r.settings;
+  const balanceRatio = r.balances.rate / r.hello.rate;
+  const spreadRatio = r.spread.rate / r.reference;
+  const hotInRatio = r.hotIn.rate / r.spread.rate;
+  const hotInSettledRatio = r.hotIn.settled / r.spread.settled;
+  const highP99 = percentile(r.high, 99);
+  const webhookP99 = percentile(r.webhookLags, 99);
+  const refused = r.overload.statuses['503'] ?? 0;
+  const onlyStatuses = Object.keys(r.overload.statuses).every((k) => /^\d+$/.test(k));
+  return [
+    { label: 'pgbench TPC-B (prepared, 16 clients, scale 16)', rate: r.reference, ratio: '1.00 (database reference)' },
+    {
+      label: 'GET / bare Fastify hello-world (child process; its CPU in the service column)',
+      rate: r.hello.rate,
+      ratio: '1.00 (HTTP reference)',
+      p50: r.hello.p50,
+      p99: r.hello.p99,
+      costs: r.hello,
+      noDatabase: true,
+      statuses: r.hello.statuses,
+    },
+    {
+      label: 'GET /accounts/balances (authenticated)',
+      rate: r.balances.rate,
+      ratio: `${balanceRatio.toFixed(2)} × hello-world`,
+      target: `≥ 0.5 × hello-world: ${verdict(balanceRatio >= 0.5)}`,
+      p50: r.balances.p50,
+      p99: r.balances.p99,
+      costs: r.balances,
+      statuses: r.balances.statuses,
+    },
+    transferRow(`POST /dict/pix over ${s.accounts} accounts`, r.spread, `${spreadRatio.toFixed(2)} × pgbench`, `≥ 0.75 × pgbench: ${verdict(spreadRatio >= 0.75)}`),
+    transferRow('POST /dict/pix, one hot paying account', r.hot, `${(r.hot.rate / r.reference).toFixed(2)} × pgbench`),
+    transferRow(
+      `POST /dict/pix, ${s.accounts} payers to one hot receiving account (internal)`,
+      r.hotIn,
+      `${hotInRatio.toFixed(2)} × spread (settled ${hotInSettledRatio.toFixed(2)} × spread)`,
+      `≥ 0.8 × spread, accepted and settled: ${verdict(Math.min(hotInRatio, hotInSettledRatio) >= 0.8)}`,
+    ),
+    {
+      ...transferRow(
+        `POST /dict/pix, open loop, ${s.rate}/s offered, ${Math.round(s.highFraction * 100)}% HIGH, webhooks ${s.webhooks ? 'on' : 'off'} ` +
+          '(latency from the scheduled send; costs until settled and delivered)',
+        r.open,
+        `${(r.open.rate / s.rate).toFixed(2)} × offered (settled ${(r.open.settled / s.rate).toFixed(2)} ×)`,
+      ),
+      statuses: { ...r.open.statuses, ...(r.open.notSent > 0 ? { 'not sent': r.open.notSent } : {}) },
+    },
+    {
+      label: `HIGH settlement lag: processed_at − created_at (${r.high.length} transfers)`,
+      p50: percentile(r.high, 50),
+      p99: highP99,
+      target: `p99 < 1000 ms: ${verdict(highP99 < 1000)}`,
+    },
+    s.webhooks
+      ? {
+          label: `webhook lag: settlement (processed_at) → receiver (${r.webhookLags.length} cash_out)`,
+          p50: percentile(r.webhookLags, 50),
+          p99: webhookP99,
+          target: `p99 < 1000 ms: ${verdict(webhookP99 < 1000)}`,
+        }
+      : { label: 'webhook lag: not measured (BENCH_WEBHOOKS=0)' },
+    {
+      label: `overload: ${s.burst} POST /dict/pix at once (latency of the 503s)`,
+      ratio: `${refused} × 503 of ${s.burst}`,
+      target: `quick 503s (p99 < 1000 ms), no timeouts: ${verdict(refused > 0 && r.overload.refusedP99 < 1000 && onlyStatuses)}`,
+      p50: r.overload.refusedP50,
+      p99: r.overload.refusedP99,
+      statuses: r.overload.statuses,
+    },
+  ];
+}
+
+function lines(r: Results): string[] {
+  const s = r.settings;
+  const drains = [r.spread.drain, r.hot.drain, r.hotIn.drain, r.open.drain, r.overload.drain];
+  return [
+    `- GET /api/transactions (size 20, 8 clients) with ${s.listRows} more rows in the table (${s.listRows / 1000} for this account): ` +
+      `${r.lists.rate.toFixed(0)} requests/s, p50 ${ms(r.lists.p50)} ms, p99 ${ms(r.lists.p99)} ms`,
+    `- settlement queue at the end of each run / time to empty it afterwards: spread ${r.spread.backlog} / ${r.spread.drain.ms} ms, ` +
+      `hot payer ${r.hot.backlog} / ${r.hot.drain.ms} ms, hot receiver ${r.hotIn.backlog} / ${r.hotIn.drain.ms} ms, ` +
+      `open loop ${r.open.backlog} / ${r.open.drain.ms} ms, overload burst ${r.overload.drain.ms} ms` +
+      (drains.some((d) => d.left > 0) ? ' (NOT emptied within 60 s)' : ''),
+    `- open loop: ${r.open.offered} offered over ${s.seconds} s, ${r.open.offered - r.open.notSent} sent, ${r.open.notSent} not sent ` +
+      `(at most ${s.openCap} outstanding); last answer after ${r.open.elapsed.toFixed(1)} s; p99 of every answer (201 or not) ` +
+      `${ms(r.open.p99All)} ms; refused with 503: ${r.open.statuses['503'] ?? 0}`,
+    `- HIGH: from the 201 as the client saw it to processed_at p50 ${ms(percentile(r.highFrom201, 50))} ms, ` +
+      `p99 ${ms(percentile(r.highFrom201, 99))} ms (negative: settled before the answer arrived); ` +
+      `not settled: ${r.high.filter((v) => v === Infinity).length}`,
+    s.webhooks
+      ? `- webhooks: cash_out registered for ${r.webhooks.registered} accounts; ${r.webhooks.delivered} of ${r.webhookLags.length} ` +
+        `transfers delivered by ${(r.webhooks.waitedMs / 1000).toFixed(1)} s after the settlement queue emptied ` +
+        `(${r.webhooks.received} requests received; the receiver runs in the bench process)`
+      : '- webhooks: off',
+    `- overload: ${r.overload.withRetryAfter} of the 503s carried Retry-After; the accepted ones p99 ${ms(r.overload.acceptedP99)} ms; ` +
+      `last answer ${ms(r.overload.lastAnswerMs)} ms after the burst`,
+  ];
+}
+
+export function report(r: Results): void {
+  const s = r.settings;
+  console.log(
+    `\n${s.clients} concurrent clients per closed loop, ${s.seconds} s per run, ${s.accounts} paying accounts, ` +
+      `NORM settles ${s.settlementDelayMs} ms after arrival; PostgreSQL ${s.database}; "op" is a request (GET rows) or an accepted transfer`,
+  );
+  printTable(rows(r));
+  console.log('');
+  for (const line of lines(r)) console.log(line);
+  console.log(
+    `\ninvariants: sum of all balances = ${r.check.sum} (must be 0), balances not equal to their postings = ${r.check.mismatched}, ` +
+      `negative balances = ${r.check.negative}, accounts whose balance is not what their transactions say = ${r.check.unreconciled}`,
+  );
+}

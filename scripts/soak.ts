@@ -1,0 +1,171 @@
+// npm run soak: a steady load for a long time; memory and latency must stay flat.
+//
+// The service runs on a fresh PostgreSQL database with its worker; clients send transfers at a
+// fixed rate (spread over accounts, with settlement and notifications going on), read balances
+// and lists. Every window, the service's resident memory and the p99 latency are sampled. After
+// a warm-up, the last windows are compared with the first ones.
+//
+//   SOAK_SECONDS=600 SOAK_RATE=300 npm run soak
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { issueCertificate } from '../src/lib/certificate-authority.ts';
+import { cpfCheckDigits } from '../src/lib/document.ts';
+
+const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
+const RATE = Number(process.env.SOAK_RATE ?? 300);
+const WINDOW_S = Number(process.env.SOAK_WINDOW_SECONDS ?? (SECONDS >= 120 ? 30 : 5));
+const ACCOUNTS = 16;
+const ADMIN = `soak-admin-${randomUUID()}`;
+const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+/** Growth allowed between the first windows after warm-up and the last ones. */
+const MAX_RSS_GROWTH = 1.5;
+const MAX_P99_GROWTH = 3;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: SERVER });
+  await client.connect();
+  await client.query(sql);
+  await client.end();
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+};
+
+async function main() {
+  const name = `pix_soak_${Date.now()}`;
+  await admin(`create database ${name}`);
+  const url = new URL(SERVER);
+  url.pathname = `/${name}`;
+  const port = await new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'pix-soak-'));
+  const service = spawn(process.execPath, [MAIN, 'serve'], {
+    env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: '500' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    service.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (out.includes('listening on')) resolve();
+    });
+    service.on('exit', (code) => reject(new Error(`service exited ${code}`)));
+  });
+  const http = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
+  const call = async (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) => {
+    const res = await http.request({
+      method,
+      path,
+      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  };
+  let failed: boolean;
+  try {
+    const auth = { authorization: `Bearer ${ADMIN}` };
+    await call('POST', '/sandbox/dict/keys', auth, { key: 'soak-receiver@example.com', name: 'Soak', document: '11222333000181', ispb: '60746948' });
+    const clients: Record<string, string>[] = [];
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const base = String(300_000_000 + i).slice(-9);
+      const account = await call('POST', '/admin/accounts', auth, { name: `Soak ${i}`, document: base + cpfCheckDigits(base) });
+      const id = account.body.accountId as number;
+      const cert = await issueCertificate({ commonName: `soak-${i}` });
+      await call('POST', `/admin/accounts/${id}/certificates`, auth, { pem: cert.certPem });
+      const key = await call('POST', `/admin/accounts/${id}/pix-keys`, auth, { type: 'evp' });
+      await call('POST', '/sandbox/pix/incoming', auth, { pixKey: key.body.key, amount: '100000000.00', payer: { name: 'Funding', document: '52998224725' } });
+      const header = encodeURIComponent(cert.certPem);
+      const token = await call('POST', '/api/auth/token', { 'x-ssl-client-cert': header }, { clientId: account.body.clientId, clientSecret: account.body.clientSecret });
+      clients.push({ authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': header });
+    }
+
+    // Open loop: requests leave on schedule; latency counts from the scheduled time.
+    const windows: { rss: number; p99: number; p50: number; count: number; errors: number }[] = [];
+    let latencies: number[] = [];
+    let errors = 0;
+    const started = performance.now();
+    const interval = 1000 / RATE;
+    const inFlight = new Set<Promise<void>>();
+    let nextWindow = started + WINDOW_S * 1000;
+    for (let i = 0; performance.now() - started < SECONDS * 1000; i++) {
+      const due = started + i * interval;
+      const wait = due - performance.now();
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      const headers = clients[i % clients.length]!;
+      const kind = i % 10;
+      const op =
+        kind < 8
+          ? call('POST', '/dict/pix', { ...headers, 'x-idempotency-key': randomUUID() }, { pixKey: 'soak-receiver@example.com', payment: { currency: 'BRL', amount: 0.01 } })
+          : kind === 8
+            ? call('GET', '/accounts/balances', headers)
+            : call('GET', '/api/transactions?size=20', headers);
+      const p = op
+        .then((r) => {
+          latencies.push(performance.now() - due);
+          if (r.status >= 400) errors++;
+        })
+        .catch(() => {
+          errors++;
+        })
+        .finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      if (performance.now() >= nextWindow) {
+        windows.push({ rss: rssMb(service.pid!), p99: percentile(latencies, 99), p50: percentile(latencies, 50), count: latencies.length, errors });
+        console.log(
+          `window ${windows.length}: ${(latencies.length / WINDOW_S).toFixed(0)} req/s, p50 ${windows.at(-1)!.p50.toFixed(1)} ms, ` +
+            `p99 ${windows.at(-1)!.p99.toFixed(1)} ms, errors ${errors}, service RSS ${windows.at(-1)!.rss.toFixed(0)} MB`,
+        );
+        latencies = [];
+        errors = 0;
+        nextWindow += WINDOW_S * 1000;
+      }
+    }
+    await Promise.all(inFlight);
+
+    // The first window is warm-up (JIT, caches, pools); compare the next ones with the last ones.
+    const settled = windows.slice(1);
+    const third = Math.max(1, Math.floor(settled.length / 3));
+    const early = settled.slice(0, third);
+    const late = settled.slice(-third);
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const rssGrowth = avg(late.map((w) => w.rss)) / avg(early.map((w) => w.rss));
+    const p99Growth = avg(late.map((w) => w.p99)) / avg(early.map((w) => w.p99));
+    const errorCount = windows.reduce((a, w) => a + w.errors, 0);
+    console.log(
+      `\nsoak: ${SECONDS} s at ${RATE} requests/s offered; service RSS ${avg(early.map((w) => w.rss)).toFixed(0)} -> ` +
+        `${avg(late.map((w) => w.rss)).toFixed(0)} MB (x${rssGrowth.toFixed(2)}, limit x${MAX_RSS_GROWTH}), p99 ` +
+        `${avg(early.map((w) => w.p99)).toFixed(1)} -> ${avg(late.map((w) => w.p99)).toFixed(1)} ms (x${p99Growth.toFixed(2)}, limit x${MAX_P99_GROWTH}), errors ${errorCount}`,
+    );
+    failed = settled.length < 2 || rssGrowth > MAX_RSS_GROWTH || p99Growth > MAX_P99_GROWTH || errorCount > 0;
+    console.log(failed ? 'soak: FAILED' : 'soak: memory and p99 stayed flat');
+  } finally {
+    await http.close();
+    service.kill('SIGTERM');
+    await new Promise((resolve) => service.once('exit', resolve));
+    rmSync(dataDir, { recursive: true, force: true });
+    await admin(`drop database if exists ${name} with (force)`);
+  }
+  if (failed) process.exitCode = 1;
+}
+
+await main();
