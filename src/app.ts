@@ -3,12 +3,12 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import { accountAuthentication, adminAuthentication } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
-import { registerErrorHandling, registerNulGuard } from './http/errors.ts';
+import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { loggerOptions } from './http/logging.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema } from './http/schemas.ts';
@@ -77,6 +77,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    // A bad percent-escape or an over-long path parameter is refused before routing: in the
+    // error shape too (Fastify's own answer adds a `code`, and names 414 "Bad Request").
+    frameworkErrors: (error, request, reply) => {
+      const status = error.code === 'FST_ERR_BAD_URL' ? 400 : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 500;
+      const message = status === 400 ? 'The URL is not valid (bad percent-encoding)' : status === 414 ? 'A path parameter is too long' : 'Internal server error';
+      void (reply as FastifyReply).header('x-request-id', request.id).status(status).send(errorBody(status, message));
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -79,6 +79,20 @@ function validationMessage(error: FastifyError): string {
   return `${where}: ${path || where} ${first.message ?? 'is invalid'}`;
 }
 
+/**
+ * The database restarting, unreachable, out of connections, or a transaction chosen as a
+ * deadlock or serialization victim: nothing was committed for the request, and the same request
+ * (with the same idempotency key) can simply be sent again, so 503 with Retry-After, not 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (/^(08|57P0|53300|40001|40P01)/.test(code)) return true;
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(message);
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
@@ -97,6 +111,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
       request.log.warn({ err: error }, 'database refused a value from the request');
       return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable'));
     }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      void reply.header('retry-after', '1');
+      return reply.status(503).send(errorBody(503, 'The service is briefly unavailable; retry (with the same x-idempotency-key)'));
+    }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody(500, 'Internal server error'));
   });
@@ -110,12 +129,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
 /** NUL, and lone UTF-16 surrogates ("\ud800" in JSON), which no text column can store. */
 const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
 
-function findNul(value: unknown, path: string): string | null {
+/** No request nests deeper; a deeper body (`[[[[...` fits 32,000 levels in 64 KiB) is 400 before anything walks it recursively. */
+export const MAX_NESTING = 32;
+class TooDeep extends Error {}
+
+function findNul(value: unknown, path: string, depth = 0): string | null {
   if (typeof value === 'string') return unstorable(value) ? path : null;
   if (value && typeof value === 'object') {
+    if (depth >= MAX_NESTING) throw new TooDeep();
     for (const [key, inner] of Object.entries(value)) {
       if (unstorable(key)) return path;
-      const found = findNul(inner, path ? `${path}.${key}` : key);
+      const found = findNul(inner, path ? `${path}.${key}` : key, depth + 1);
       if (found) return found;
     }
   }
@@ -125,7 +149,13 @@ function findNul(value: unknown, path: string): string | null {
 export function registerNulGuard(app: FastifyInstance): void {
   app.addHook('preValidation', async (request) => {
     for (const [part, value] of [['body', request.body], ['querystring', request.query], ['params', request.params]] as const) {
-      const found = findNul(value, '');
+      let found: string | null;
+      try {
+        found = findNul(value, '');
+      } catch (error) {
+        if (error instanceof TooDeep) throw badRequest('NESTING_TOO_DEEP', `${part} must not nest more than ${MAX_NESTING} levels deep`);
+        throw error;
+      }
       if (found !== null) throw badRequest('NUL_CHARACTER', `${part}${found ? `: ${found}` : ''} must not contain NUL characters or unpaired surrogates`);
     }
   });
