@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BODY_LIMIT_BYTES } from '../src/app.ts';
+import { isDatabaseUnavailable } from '../src/http/errors.ts';
 import { createClient, type TestClient } from './factories.ts';
 import { startTestApp, type TestApp } from './harness.ts';
 
@@ -167,6 +168,26 @@ describe('hostile strings', () => {
       assert.equal(res.statusCode === 400 || res.statusCode === 404, true, `${c.url}: ${res.statusCode} ${res.body}`);
       isErrorBody(res.json(), res.statusCode);
       if (res.statusCode === 400) assert.match(res.json<{ message: string }>().message, c.where);
+    }
+  });
+});
+
+describe('database outages', () => {
+  it('are told apart from other errors: they answer 503, to be retried with the same idempotency key', () => {
+    for (const error of [
+      { code: '57P01', message: 'terminating connection due to administrator command' },
+      { code: '57P03', message: 'the database system is starting up' },
+      { code: '08006', message: 'connection failure' },
+      { code: '53300', message: 'too many connections' },
+      { code: '40P01', message: 'deadlock detected' },
+      { code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:5432' },
+      new Error('Connection terminated unexpectedly'),
+      new Error('Client has encountered a connection error and is not queryable'),
+    ]) {
+      assert.equal(isDatabaseUnavailable(error), true, JSON.stringify(error));
+    }
+    for (const error of [new Error('boom'), { code: '23505', message: 'duplicate key' }, { code: '22P02' }, null, 'text']) {
+      assert.equal(isDatabaseUnavailable(error), false, JSON.stringify(error));
     }
   });
 });

@@ -85,7 +85,7 @@ function validationMessage(error: FastifyError): string {
  * (with the same idempotency key) can simply be sent again, so 503 with Retry-After, not 500.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const e = error as { code?: unknown; message?: unknown };
+  const e = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
   if (/^(08|57P0|53300|40001|40P01)/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
