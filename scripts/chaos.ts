@@ -12,7 +12,7 @@
 // Exit code 0 only when every check holds.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +38,7 @@ const log = (line: string) => console.log(`[${new Date().toISOString().slice(11,
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const pick = <T>(items: readonly T[]): T => items[Math.floor(Math.random() * items.length)]!;
 const failures: string[] = [];
+const crashes: string[] = [];
 function check(ok: boolean, what: string): void {
   console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) failures.push(what);
@@ -81,6 +82,11 @@ interface Proc {
   args: string[];
   port: number | null;
   child: ChildProcess | null;
+  /** Listening: clients only pick processes that are. */
+  up: boolean;
+  /** Set while this script stops the process itself; any other exit is a crash. */
+  stopping: boolean;
+  crashes: number;
   kills: number;
 }
 
@@ -90,7 +96,17 @@ function startProcess(p: Proc, env: Record<string, string>): Promise<void> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   p.child = child;
-  child.stderr!.resume();
+  p.up = false;
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString()).slice(-8000);
+  });
+  child.on('exit', (code, signal) => {
+    if (p.stopping) return;
+    p.crashes++;
+    if (process.env.CHAOS_CRASH_LOG) appendFileSync(process.env.CHAOS_CRASH_LOG, `--- ${p.name} ${code ?? signal}\n${stderr}\n`);
+    crashes.push(`${p.name} exited by itself (${code ?? signal}): ${stderr.slice(-1500)}`);
+  });
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`${p.name} did not start`)), 30_000);
@@ -98,12 +114,16 @@ function startProcess(p: Proc, env: Record<string, string>): Promise<void> {
       out += c.toString();
       if (p.port === null || out.includes('listening on')) {
         clearTimeout(timer);
+        p.up = true;
         resolve();
       }
     });
     child.on('exit', (code) => {
       clearTimeout(timer);
-      if (p.child === child) p.child = null;
+      if (p.child === child) {
+        p.child = null;
+        p.up = false;
+      }
       if (code !== null && code !== 0 && !out.includes('listening on')) reject(new Error(`${p.name} exited with ${code}: ${out.slice(-500)}`));
     });
     // A worker prints nothing when it is ready: give it a moment.
@@ -114,6 +134,7 @@ function startProcess(p: Proc, env: Record<string, string>): Promise<void> {
 async function stopProcess(p: Proc, signal: NodeJS.Signals): Promise<void> {
   const child = p.child;
   if (!child) return;
+  p.stopping = true;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill(signal);
   await Promise.race([exited, sleep(15_000)]);
@@ -121,6 +142,7 @@ async function stopProcess(p: Proc, signal: NodeJS.Signals): Promise<void> {
     child.kill('SIGKILL');
     await exited;
   }
+  p.stopping = false;
 }
 
 async function waitForPostgres(): Promise<void> {
@@ -215,10 +237,13 @@ async function main() {
     LOG_LEVEL: 'error',
   };
   const procs: Proc[] = [];
-  for (let i = 0; i < SERVE_PROCESSES; i++) procs.push({ name: `serve-${i}`, args: ['serve'], port: await freePort(), child: null, kills: 0 });
-  procs.push({ name: 'worker', args: ['worker'], port: null, child: null, kills: 0 });
+  for (let i = 0; i < SERVE_PROCESSES; i++) procs.push({ name: `serve-${i}`, args: ['serve'], port: await freePort(), child: null, up: false, stopping: false, crashes: 0, kills: 0 });
+  procs.push({ name: 'worker', args: ['worker'], port: null, child: null, up: false, stopping: false, crashes: 0, kills: 0 });
   const servers = procs.filter((p) => p.port !== null);
-  const anyPort = () => pick(servers.filter((p) => p.child !== null).map((p) => p.port!).concat(servers[0]!.port!));
+  const anyPort = () => {
+    const up = servers.filter((p) => p.up);
+    return pick(up.length > 0 ? up : servers).port!;
+  };
 
   try {
     for (const p of procs) await startProcess(p, env);
@@ -293,6 +318,7 @@ async function main() {
           log('PostgreSQL is back');
           continue;
         }
+        for (const crashed of procs.filter((p) => !p.child)) await startProcess(crashed, env).catch(() => undefined);
         const victim = pick(procs);
         if (!victim.child) continue;
         victim.kills++;
@@ -394,14 +420,20 @@ async function main() {
     for (let round = 0; round < 20; round++) {
       const pending = [...transfers.filter((t) => !definite(t.answers.at(-1))), ...refunds.filter((r) => !definite(r.answers.at(-1)))];
       if (pending.length === 0) break;
-      for (const entry of pending) {
-        retried++;
-        entry.answers.push(
-          'key' in entry
-            ? await call(anyPort(), 'POST', '/dict/pix', { ...entry.account.headers, 'x-idempotency-key': entry.key }, entry.body)
-            : await call(anyPort(), 'PUT', `/pix/${entry.endToEndId}/devolucao/${entry.id}`, entry.account.headers, entry.body),
-        );
-      }
+      // Several at a time, as the clients sent them.
+      const queue = [...pending];
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          for (let entry = queue.shift(); entry !== undefined; entry = queue.shift()) {
+            retried++;
+            entry.answers.push(
+              'key' in entry
+                ? await call(anyPort(), 'POST', '/dict/pix', { ...entry.account.headers, 'x-idempotency-key': entry.key }, entry.body)
+                : await call(anyPort(), 'PUT', `/pix/${entry.endToEndId}/devolucao/${entry.id}`, entry.account.headers, entry.body),
+            );
+          }
+        }),
+      );
       await sleep(500);
     }
 
@@ -421,6 +453,7 @@ async function main() {
     }
 
     console.log('\nchecks');
+    check(crashes.length === 0, `no process exited unless killed (${crashes.length})${crashes.length ? `: ${crashes[0]}` : ''}`);
     const bad = snapshots.filter((s) => s !== 'ok');
     check(snapshots.length > 0 && bad.length === 0, `${snapshots.length} snapshots during the run: ledger sums to 0, nothing negative, holders = money in - money out${bad.length ? ` (${bad[0]})` : ''}`);
 
@@ -446,12 +479,14 @@ async function main() {
     // Every transfer the clients sent, against the database.
     const rows = await sql<{ account_id: string; idempotency_key: string; n: number; status: string; amount: string; settles: number; receivers: number }>(
       url,
-      `select t.account_id::text, t.idempotency_key, count(*) over (partition by t.account_id, t.idempotency_key)::int as n, t.status,
-              t.amount_centavos::text as amount,
-              (select count(*)::int from postings p where p.reference = t.end_to_end_id
-                  and p.kind in ('transfer_settle', 'transfer_settle_internal', 'transfer_void')) as settles,
+      `with settles as (
+         select reference, count(*)::int as n from postings
+          where kind in ('transfer_settle', 'transfer_settle_internal', 'transfer_void') group by reference)
+       select t.account_id::text, t.idempotency_key, count(*) over (partition by t.account_id, t.idempotency_key)::int as n, t.status,
+              t.amount_centavos::text as amount, coalesce(s.n, 0) as settles,
               (select count(*)::int from transactions r where r.end_to_end_id = t.end_to_end_id and r.type = 'PAYMENT') as receivers
-         from transactions t where t.type = 'WITHDRAW'`,
+         from transactions t left join settles s on s.reference = t.end_to_end_id
+        where t.type = 'WITHDRAW'`,
     );
     const byKey = new Map(rows.map((r) => [`${r.account_id}:${r.idempotency_key}`, r]));
     const sentKeys = new Set([...transfers.map((t) => `${t.account.accountId}:${t.key}`), `${stormer.accountId}:${stormKey}`]);

@@ -52,8 +52,12 @@ function openPostgres(url: string, poolSize: number): Database {
       }) as typeof pg.types.getTypeParser,
     },
   });
-  // An idle client losing its server (restart, failover) must not crash the process.
+  // A client losing its server (restart, failover) must not crash the process: an idle one
+  // errs on the pool, a checked-out one on itself (its query fails, and the pool drops it).
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };
 }
