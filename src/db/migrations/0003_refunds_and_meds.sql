@@ -22,7 +22,8 @@ CREATE UNIQUE INDEX meds_open_idx ON meds (transaction_id) WHERE status = 'OPEN'
 CREATE INDEX meds_transaction_idx ON meds (transaction_id);
 
 -- pix_settle_batch of migration 0002, now settling refunds too (and with the reason a refused
--- refund gets).
+-- refund gets), claiming HIGH before NORM, and deleting what it claimed by ctid (so the queue
+-- needs no primary key, see migration 0005).
 DROP FUNCTION pix_settle_batch(timestamptz, timestamptz, boolean, integer, text, text, text, text);
 
 CREATE FUNCTION pix_settle_batch(
@@ -39,6 +40,7 @@ CREATE FUNCTION pix_settle_batch(
 LANGUAGE plpgsql AS $$
 DECLARE
   v_ids      bigint[];
+  v_claimed  tid[];
   v_external bigint[];
   v_network  bigint;
   v_to       bigint;
@@ -47,19 +49,22 @@ DECLARE
   v_original transactions%ROWTYPE;
   r          record;
 BEGIN
-  SELECT coalesce(array_agg(c.transaction_id ORDER BY c.created_at, c.transaction_id), '{}') INTO v_ids FROM (
-    SELECT q.transaction_id, q.created_at
+  SELECT coalesce(array_agg(c.transaction_id ORDER BY c.created_at, c.transaction_id), '{}'), coalesce(array_agg(c.ctid), '{}')
+    INTO v_ids, v_claimed FROM (
+    SELECT q.transaction_id, q.created_at, q.ctid
       FROM settlement_queue q
       LEFT JOIN dict_keys k ON k.key = q.pix_key
      WHERE (p_force OR q.priority = 'HIGH' OR q.created_at <= p_norm_due_before OR q.expires_at <= p_now)
        AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
-     ORDER BY q.created_at, q.transaction_id
+     -- HIGH first (it is due at once, and must not wait behind a NORM backlog), then by arrival.
+     ORDER BY q.priority = 'HIGH' DESC, q.created_at, q.transaction_id
      LIMIT p_limit
        FOR UPDATE OF q SKIP LOCKED) c;
   IF cardinality(v_ids) = 0 THEN
     RETURN;
   END IF;
-  DELETE FROM settlement_queue WHERE settlement_queue.transaction_id = ANY (v_ids);
+  -- The claimed rows are locked, so their ctids stay theirs until this transaction ends.
+  DELETE FROM settlement_queue WHERE ctid = ANY (v_claimed);
   SELECT id INTO v_network FROM ledger_accounts WHERE account_id IS NULL AND code = 'pix_network';
   -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch):
   -- the network, the shards holding the money, and the available accounts that receive it back
