@@ -8,6 +8,7 @@ import type { WebhookSender } from '../modules/webhooks/sender.ts';
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
 const HOUSEKEEPING_BATCH = 5_000;
+const FAN_OUT_BATCH = 500;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -73,6 +74,11 @@ export class Worker {
       const deleted = await deleteExpiredIdempotencyKeys(this.#options.db, this.#options.clock.now(), HOUSEKEEPING_BATCH);
       if (deleted < HOUSEKEEPING_BATCH) break;
     }
+    // Notifications are written with their deliveries; only rows from before migration 0005
+    // can be waiting to be fanned out, so this is looked for now and then, not every round.
+    for (let i = 0; i < 10; i++) {
+      if ((await fanOut(this.#options, FAN_OUT_BATCH)) < FAN_OUT_BATCH) break;
+    }
   }
 
   async #run(): Promise<void> {
@@ -100,9 +106,8 @@ export class Worker {
   }
 
   /**
-   * The delivery loop, beside settlement so that slow receivers never hold settlement up: turns
-   * notifications into deliveries and makes the attempts that are due. A round that found work
-   * goes again at once.
+   * The delivery loop, beside settlement so that slow receivers never hold settlement up: makes
+   * the attempts that are due. A round that found work goes again at once.
    */
   async #deliver(sender: WebhookSender): Promise<void> {
     const pollMs = this.#options.deliveryPollMs ?? 200;
@@ -110,9 +115,7 @@ export class Worker {
     while (this.#running) {
       let busy = false;
       try {
-        const fanned = await fanOut(deps);
-        const attempted = await deliverDue(deps);
-        busy = fanned > 0 || attempted > 0;
+        busy = (await deliverDue(deps)) > 0;
       } catch (error) {
         this.#options.log.error({ err: error }, 'webhook delivery round failed; retrying');
       }
