@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createSecureContext, getCACertificates } from 'node:tls';
+import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
 import { Agent, request } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { DestinationError, guardedLookup, parseDestination } from './destination.ts';
@@ -49,6 +49,25 @@ function describe(error: unknown, timeoutMs: number): string {
  * POSTs webhooks: TLS with the system CAs plus WEBHOOK_CA_FILE, sockets that only reach public
  * addresses (unless allowed), no redirects followed (a 3xx is a failed attempt), a 10 s limit.
  */
+const contexts = new Map<string, SecureContext>();
+
+/**
+ * Node's bundled CAs (with NODE_EXTRA_CA_CERTS), the operating system's store and
+ * WEBHOOK_CA_FILE, in one TLS context: built once per process and CA file (the API's resend
+ * sender and the worker's share it), not parsed again for every connection.
+ */
+function trustFor(caFile: string | undefined): SecureContext {
+  const key = caFile ?? '';
+  let context = contexts.get(key);
+  if (!context) {
+    const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
+    if (caFile) ca.push(readFileSync(caFile, 'utf8'));
+    context = createSecureContext({ ca });
+    contexts.set(key, context);
+  }
+  return context;
+}
+
 export class WebhookSender {
   readonly #agent: Agent;
   readonly #allowPrivate: boolean;
@@ -57,11 +76,7 @@ export class WebhookSender {
   constructor(options: { allowPrivate: boolean; caFile?: string | undefined; timeoutMs?: number }) {
     this.#allowPrivate = options.allowPrivate;
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-    // Node's bundled CAs (with NODE_EXTRA_CA_CERTS), the operating system's store and
-    // WEBHOOK_CA_FILE, in one context built once (not parsed again for every connection).
-    const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
-    if (options.caFile) ca.push(readFileSync(options.caFile, 'utf8'));
-    const secureContext = createSecureContext({ ca });
+    const secureContext = trustFor(options.caFile);
     this.#agent = new Agent({
       connect: {
         secureContext,
