@@ -11,9 +11,7 @@ import { parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { findKey } from '../directory/repo.ts';
 import { requirePixKey } from '../directory/service.ts';
-import { enqueue } from '../notifications/repo.ts';
-import { receivePayload } from '../notifications/payloads.ts';
-import { receiveFromNetwork } from '../settlement/service.ts';
+import { receivePix } from '../settlement/service.ts';
 import * as repo from './repo.ts';
 import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional } from './repo.ts';
 
@@ -310,8 +308,7 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
     return { ok: false, error: unprocessable('WRONG_AMOUNT', 'The amount must equal the charge\'s valor.original') };
   }
   const endToEndId = pixIdentifier('E', p.payer.ispb, p.at);
-  const received = await receiveFromNetwork(trx, {
-    type: 'PAYMENT',
+  const received = await receivePix(trx, {
     accountId: charge.account_id,
     amountCentavos,
     endToEndId,
@@ -325,7 +322,6 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
     now: p.now,
   });
   await repo.updateCharge(trx, charge.id, { status: 'CONCLUIDA', paidTransactionId: received.id, now: p.now });
-  await enqueue(trx, { accountId: charge.account_id, eventType: 'cash_in', transactionId: received.id, payload: receivePayload(received), now: p.now });
   return { ok: true, value: { endToEndId, transactionId: received.id } };
 }
 

@@ -3,9 +3,9 @@ import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { enqueue } from '../notifications/repo.ts';
-import { receivePayload, refundPayload } from '../notifications/payloads.ts';
+import { refundPayload } from '../notifications/payloads.ts';
 import { payCharge } from '../charges/service.ts';
-import { receiveFromNetwork, settleDue, type SettlementDeps } from '../settlement/service.ts';
+import { receiveFromNetwork, receivePix, settleDue, type SettlementDeps } from '../settlement/service.ts';
 import { findKey, insertKey } from '../directory/repo.ts';
 import { requirePixKey } from '../directory/service.ts';
 import * as repo from './repo.ts';
@@ -104,9 +104,8 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
     });
   }
   const endToEndId = pixIdentifier('E', payerIspb, receivedAt);
-  const received = await deps.db.transaction().execute(async (trx) => {
-    const row = await receiveFromNetwork(trx, {
-      type: 'PAYMENT',
+  const received = await deps.db.transaction().execute((trx) =>
+    receivePix(trx, {
       accountId,
       amountCentavos: centavos,
       endToEndId,
@@ -126,10 +125,8 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
       counterpartBehavior: input.payer.behavior ?? null,
       at: receivedAt,
       now,
-    });
-    await enqueue(trx, { accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now });
-    return row;
-  });
+    }),
+  );
   return { endToEndId, transactionId: Number(received.id) };
 }
 

@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { INSTITUTION_NAME } from '../accounts/service.ts';
-import { enqueueMany, type OutboxEvent } from '../notifications/repo.ts';
+import { enqueue, enqueueMany, type OutboxEvent } from '../notifications/repo.ts';
 import { receivePayload, refundPayload, transferPayload } from '../notifications/payloads.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
 import { findForPayloads, insertArrived, settleBatch, type ArrivedMovement, type SettledRow } from './repo.ts';
@@ -115,4 +115,11 @@ export async function receiveFromNetwork(trx: Trx, movement: ArrivedMovement) {
   const kind = movement.type === 'PAYMENT' ? 'pix_received' : 'refund_received';
   await post(trx, kind, movement.endToEndId, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: movement.amountCentavos }], movement.now);
   return insertArrived(trx, movement);
+}
+
+/** A PIX received from the network: the credit, its PAYMENT row and its RECEIVE (`cash_in`) notification. */
+export async function receivePix(trx: Trx, movement: Omit<ArrivedMovement, 'type'>) {
+  const row = await receiveFromNetwork(trx, { ...movement, type: 'PAYMENT' });
+  await enqueue(trx, { accountId: movement.accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now: movement.now });
+  return row;
 }
