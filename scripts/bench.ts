@@ -10,7 +10,6 @@
 // over all accounts, from one hot payer, and to one hot receiving account of the service; an open
 // loop at a fixed offered rate with a share of HIGH transfers and cash_out webhooks to a local
 // HTTPS receiver; a burst far above capacity; pgbench; the invariants; lists over 1M rows.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
@@ -19,6 +18,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../test/webhook-rece
 import { drained, highLags, invariants, measured, pgbench, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
+import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -44,44 +44,11 @@ const ADMIN_AUTH = { authorization: `Bearer ${ADMIN}` };
 /** A key at another institution, with its owner's document (HIGH needs it). */
 const EXTERNAL_KEY = 'bench-receiver@example.com';
 const EXTERNAL_DOCUMENT = '11222333000181';
-const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const HELLO = new URL('./bench-hello.ts', import.meta.url).pathname;
-
-function databaseUrl(name: string): string {
-  const url = new URL(SERVER);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 function cpf(n: number): string {
   const base = String(100_000_000 + n).slice(-9);
   return base + cpfCheckDigits(base);
-}
-
-/** Starts a Node process and resolves with it and the port it printed ("listening on ..."). */
-async function startChild(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    const onData = (c: Buffer) => {
-      out += c.toString();
-      const match = /listening on (?:\S*:)?(\d+)\b/.exec(out);
-      if (!match) return;
-      child.stdout!.off('data', onData);
-      child.stdout!.resume();
-      resolve(Number(match[1]));
-    };
-    child.stdout!.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${args.at(-1)} exited ${code}`)));
-  });
-  return { child, port };
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.on('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 function startService(url: string, receiver: WebhookReceiver) {
@@ -257,7 +224,7 @@ async function main() {
   const receiver = await startWebhookReceiver();
   const name = `pix_bench_${Date.now()}`;
   await withClient(SERVER, (c) => c.query(`create database ${name}`));
-  const url = databaseUrl(name);
+  const url = databaseUrl(SERVER, name);
   const { child: service } = await startService(url, receiver).catch(async (error: unknown) => {
     await receiver.close();
     throw error;

@@ -13,7 +13,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import { Agent, request } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { databaseUrl, freePort, SERVICE_MAIN as MAIN } from './lib/processes.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? 60);
@@ -31,7 +31,6 @@ const SERVE_PROCESSES = Number(process.env.CHAOS_PROCESSES ?? 2);
 const KILL_EVERY_MS = Number(process.env.CHAOS_KILL_EVERY_MS ?? 2500);
 const RESTART_PG = (process.env.CHAOS_RESTART_PG ?? '1') === '1';
 const ADMIN = `chaos-admin-${randomUUID()}`;
-const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const EVENT_TYPES = ['cash_in', 'cash_out', 'refund_in', 'refund_out'] as const;
 
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${line}`);
@@ -44,12 +43,6 @@ function check(ok: boolean, what: string): void {
   if (!ok) failures.push(what);
 }
 
-function databaseUrl(name: string): string {
-  const url = new URL(SERVER);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 async function sql<T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -58,15 +51,6 @@ async function sql<T extends pg.QueryResultRow>(url: string, text: string, param
   } finally {
     await client.end();
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function cpf(n: number): string {
@@ -224,7 +208,7 @@ interface IncomingLog {
 async function main() {
   const name = `pix_chaos_${Date.now()}`;
   await sql(SERVER, `create database ${name}`);
-  const url = databaseUrl(name);
+  const url = databaseUrl(SERVER, name);
   const receiver = await startWebhookReceiver();
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-chaos-'));
   const env = {

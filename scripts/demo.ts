@@ -4,10 +4,9 @@
 // one: PIX_API_URL=http://127.0.0.1:8080 ADMIN_TOKEN=... npm run demo; that service must then
 // run with WEBHOOK_ALLOW_PRIVATE=true and WEBHOOK_CA_FILE=<the file this script prints>), and a
 // local HTTPS webhook receiver with its own CA that checks every signature.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
@@ -15,45 +14,23 @@ import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
 import { formatCentavos, numberToCentavos } from '../src/lib/money.ts';
 import { startWebhookReceiver, type ReceivedWebhook } from '../test/webhook-receiver.ts';
+import { SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
 
-const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 let stepNo = 0;
 const step = (title: string) => console.log(`\n${bold(`${++stepNo}. ${title}`)}`);
 const show = (label: string, value: unknown) => console.log(`   ${label}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 async function startService(dataDir: string, caFile: string, adminToken: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
-    env: {
-      ...process.env,
-      DATABASE_URL: '',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      ADMIN_TOKEN: adminToken,
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_CA_FILE: caFile,
-      SETTLEMENT_DELAY_MS: '500',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('listening on')) resolve();
-    });
-    child.on('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  const { child, port } = await startChild([SERVICE_MAIN, 'serve'], {
+    DATABASE_URL: '',
+    DATA_DIR: dataDir,
+    PORT: '0',
+    ADMIN_TOKEN: adminToken,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_CA_FILE: caFile,
+    SETTLEMENT_DELAY_MS: '500',
+    LOG_LEVEL: 'warn',
   });
   return { child, url: `http://127.0.0.1:${port}` };
 }
@@ -179,8 +156,7 @@ async function main() {
   } finally {
     await receiver.close();
     if (service) {
-      service.child.kill('SIGTERM');
-      await new Promise((resolve) => service.child.once('exit', resolve));
+      await stopChild(service.child);
     }
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }

@@ -6,10 +6,8 @@
 // a warm-up, the last windows are compared with the first ones.
 //
 //   SOAK_SECONDS=600 SOAK_RATE=300 npm run soak
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +15,7 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
+import { databaseUrl, SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -24,7 +23,6 @@ const RATE = Number(process.env.SOAK_RATE ?? 300);
 const WINDOW_S = Number(process.env.SOAK_WINDOW_SECONDS ?? (SECONDS >= 120 ? 30 : 5));
 const ACCOUNTS = 16;
 const ADMIN = `soak-admin-${randomUUID()}`;
-const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 /** Growth allowed between the first windows after warm-up and the last ones. */
 const MAX_RSS_GROWTH = 1.5;
 const MAX_P99_GROWTH = 3;
@@ -49,26 +47,14 @@ const percentile = (values: number[], p: number) => {
 async function main() {
   const name = `pix_soak_${Date.now()}`;
   await admin(`create database ${name}`);
-  const url = new URL(SERVER);
-  url.pathname = `/${name}`;
-  const port = await new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-soak-'));
-  const service = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), ADMIN_TOKEN: ADMIN, DATA_DIR: dataDir, LOG_LEVEL: 'warn', SETTLEMENT_DELAY_MS: '500' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    service.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('listening on')) resolve();
-    });
-    service.on('exit', (code) => reject(new Error(`service exited ${code}`)));
+  const { child: service, port } = await startChild([SERVICE_MAIN, 'serve'], {
+    DATABASE_URL: databaseUrl(SERVER, name),
+    PORT: '0',
+    ADMIN_TOKEN: ADMIN,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    SETTLEMENT_DELAY_MS: '500',
   });
   const http = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
   const call = async (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) => {
@@ -160,8 +146,7 @@ async function main() {
     console.log(failed ? 'soak: FAILED' : 'soak: memory and p99 stayed flat');
   } finally {
     await http.close();
-    service.kill('SIGTERM');
-    await new Promise((resolve) => service.once('exit', resolve));
+    await stopChild(service);
     rmSync(dataDir, { recursive: true, force: true });
     await admin(`drop database if exists ${name} with (force)`);
   }
