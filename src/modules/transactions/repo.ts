@@ -81,7 +81,10 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
     .where((eb) =>
       eb.or([
         eb('end_to_end_id', '=', identifier),
-        eb('external_id', '=', identifier),
+        // Two halves, so that each finds its index: transfers' externalIds are in the unique
+        // index of transfers, the others' in the lookup index (migration 0006).
+        eb.and([eb('external_id', '=', identifier), eb('type', '=', 'WITHDRAW')]),
+        eb.and([eb('external_id', '=', identifier), eb('type', '<>', 'WITHDRAW')]),
         ...(numericId !== null ? [eb('id', '=', numericId)] : []),
       ]),
     );

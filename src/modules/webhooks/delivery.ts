@@ -15,6 +15,8 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 export const RETRY_JITTER = 0.1;
 /** A claimed delivery is the claimer's for this long; past it, a worker that died is presumed. */
 export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+/** Attempts in flight at once per worker (each waits for its receiver, up to the timeout). */
+export const DELIVERY_CONCURRENCY = 64;
 /** Finished attempts recorded in one transaction at most, and how long one waits for others. */
 const RECORD_BATCH = 32;
 const RECORD_DELAY_MS = 100;
@@ -180,8 +182,11 @@ async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => 
  * again by another worker and sent twice. Returns how many attempts were made.
  */
 export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; concurrency?: number; random?: () => number } = {}): Promise<number> {
-  const limit = options.limit ?? 100;
-  const concurrency = Math.max(1, options.concurrency ?? 16);
+  const limit = options.limit ?? 512;
+  const concurrency = Math.max(1, options.concurrency ?? DELIVERY_CONCURRENCY);
+  // Claims go in chunks: a slot freed is not refilled alone (a claim query per delivery), but
+  // once a quarter of the slots are free, or when nothing is left in flight.
+  const chunk = Math.max(1, Math.floor(concurrency / 4));
   const random = options.random ?? Math.random;
   const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
@@ -209,7 +214,7 @@ export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; 
   };
   while (claimed < limit && failure === undefined) {
     const room = Math.min(concurrency - inFlight.size, limit - claimed);
-    if (room === 0) {
+    if (room === 0 || (room < chunk && room < limit - claimed && inFlight.size > 0)) {
       await Promise.race(inFlight);
       continue;
     }

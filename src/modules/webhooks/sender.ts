@@ -85,7 +85,8 @@ export class WebhookSender {
       },
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connections: 16,
+      // Per receiving origin: most deliveries of a busy account go to one URL.
+      connections: 32,
     });
   }
 
