@@ -5,7 +5,7 @@ import { notFound } from '../../http/errors.ts';
 import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { centavosToNumber } from '../../lib/money.ts';
-import { holderBalances } from './service.ts';
+import { BalanceReader } from './balance-reader.ts';
 
 const Amount = (description: string) => Type.Number({ description: `${description} (BRL, 2 decimals)` });
 
@@ -33,8 +33,10 @@ const BalanceResponse = Type.Object({
 export const balanceRoutes =
   (deps: { db: Db; clock: Clock }): FastifyPluginAsyncTypebox =>
   async (app) => {
+    // Balance reads that arrive together share one statement (never a cached answer).
+    const reader = new BalanceReader(deps.db);
     async function read(accountId: bigint) {
-      const balances = await holderBalances(deps.db, accountId);
+      const balances = await reader.read(accountId);
       if (!balances) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
       return { ...balances, at: deps.clock.now().toISOString() };
     }

@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbExecutor } from '../../db/client.ts';
+import type { DB } from '../../db/schema.ts';
 
 export type TransactionType = 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
 export type TransactionStatus = 'PENDING' | 'CONFIRMED' | 'ERROR';
@@ -52,21 +53,30 @@ function filtered(db: DbExecutor, f: ListFilter) {
 
 /** A page, newest first with ties broken by id, and the number of matching rows (up to `cap`). */
 export async function listTransactions(db: DbExecutor, f: ListFilter, page: { offset: number; limit: number; cap?: number }) {
-  const rows = await filtered(db, f)
+  const rows = filtered(db, f)
     .select(COLUMNS)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .offset(page.offset)
-    .limit(page.limit)
-    .execute();
+    .limit(page.limit);
   const counted = page.cap
     ? db.selectFrom(filtered(db, f).select('id').limit(page.cap).as('capped')).select((eb) => eb.fn.countAll<bigint>().as('total'))
     : filtered(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
-  const { total } = await counted.executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+  // The page and the count in one statement: one round trip to the database, not two.
+  const result = await sql<PageRow & { total: bigint }>`
+    with page as (${rows}), counted as (${counted})
+    select page.*, counted.total from counted left join page on true
+     order by page.created_at desc, page.id desc`.execute(db);
+  const total = Number(result.rows[0]?.total ?? 0);
+  return {
+    rows: result.rows.filter((r) => r.id !== null).map(({ total: _total, ...row }): PageRow => row),
+    total,
+  };
 }
 
-export type TransactionRow = Awaited<ReturnType<typeof listTransactions>>['rows'][number];
+type PageRow = Pick<Selectable<DB['transactions']>, (typeof COLUMNS)[number]>;
+
+export type TransactionRow = PageRow;
 
 /**
  * The caller's transaction whose end-to-end id, numeric id or external id is `identifier`
