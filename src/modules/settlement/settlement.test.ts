@@ -10,6 +10,7 @@ import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { openDatabase, type Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { Worker } from '../../worker/worker.ts';
+import { settleBatch } from './repo.ts';
 import { REASON_EXPIRED, REASON_REJECTED, settleDue, type SettlementDeps } from './service.ts';
 
 interface ExternalKey {
@@ -345,6 +346,66 @@ describe('settlement', () => {
     await assertLedgerInvariants(t.db);
     const pending = await t.db.selectFrom('transactions').select('id').where('status', '=', 'PENDING').execute();
     assert.deepEqual(pending, []);
+  });
+});
+
+describe('settlement claims (a settlement delay longer than an expiration)', () => {
+  let t: TestApp;
+  let payer: TestClient;
+  let deps: SettlementDeps;
+
+  before(async () => {
+    t = await startTestApp({ env: { SETTLEMENT_DELAY_MS: '5000' } });
+    deps = { db: t.db, clock: t.clock, ispb: t.config.pspIspb, settlementDelayMs: t.config.settlementDelayMs };
+    payer = await createClient(t, { name: 'Pagadora Teste' });
+    await creditAccount(t.db, payer.accountId, 1_000_000n);
+  });
+  after(() => t?.close());
+
+  it('a NORM transfer whose expiration passes before its turn fails as soon as it has expired', async () => {
+    const target = await externalKey(t);
+    const sent = await send(t, payer, { pixKey: target.key, expiration: 1 });
+    const other = await send(t, payer, { pixKey: target.key });
+    t.clock.advance(999);
+    assert.deepEqual(await settleDue(deps), { settled: 0, failed: 0 });
+    t.clock.advance(1);
+    assert.deepEqual(await settleDue(deps), { settled: 0, failed: 1 });
+    const row = await transaction(t.db, sent.id);
+    assert.deepEqual([row.status, row.error_reason], ['ERROR', REASON_EXPIRED]);
+    assert.equal((await transaction(t.db, other.id)).status, 'PENDING');
+    t.clock.advance(4000);
+    assert.deepEqual(await settleDue(deps), { settled: 1, failed: 0 });
+    await assertLedgerInvariants(t.db);
+  });
+
+  it('a HIGH transfer is claimed before a NORM backlog that is due, whatever the batch size', async () => {
+    const target = await externalKey(t);
+    const backlog = [];
+    for (let i = 0; i < 4; i++) backlog.push(await send(t, payer, { pixKey: target.key }));
+    t.clock.advance(5000);
+    const high = await send(t, payer, { pixKey: target.key, priority: 'HIGH', creditorDocument: target.document });
+    // A batch of one claims the HIGH one, though it arrived last (looked at, then rolled back).
+    const now = t.clock.now();
+    const claimed = await t.db
+      .transaction()
+      .execute(async (trx) => {
+        const rows = await settleBatch(trx, {
+          now,
+          normDueBefore: new Date(now.getTime() - 5000),
+          force: false,
+          limit: 1,
+          ispb: deps.ispb,
+          bankName: 'x',
+          reasonExpired: REASON_EXPIRED,
+          reasonRejected: REASON_REJECTED,
+          reasonRefundRejected: REASON_REJECTED,
+        });
+        throw Object.assign(new Error('rollback'), { rows });
+      })
+      .catch((error: { rows?: { transaction_id: bigint }[] }) => error.rows);
+    assert.deepEqual(claimed?.map((r) => r.transaction_id), [BigInt(high.id)]);
+    assert.deepEqual(await settleDue(deps, { limit: 2 }), { settled: 5, failed: 0 });
+    for (const sent of [high, ...backlog]) assert.equal((await transaction(t.db, sent.id)).status, 'CONFIRMED');
   });
 });
 

@@ -1,0 +1,215 @@
+-- Settlement and transfer batches whose cost no longer grows with the size of the tables.
+--
+-- pix_settle_batch sorted the whole settlement queue on every round (HIGH first, then by
+-- arrival, over every queued row) and found the ledger accounts to lock by walking all of them;
+-- pix_transfer_create_batch found each payer's blocked shard through a scan of every account's
+-- shard. Measured on the bench: a round claiming 100 of 600 queued transfers took 0.95 ms to
+-- claim and 3.9 ms to find its locks. Bodies otherwise as in migrations 0003 and 0005.
+
+-- HIGH transfers are claimed in order of arrival through their own small index; expired ones
+-- through an index on their expiration.
+CREATE INDEX settlement_queue_high_idx ON settlement_queue (created_at, transaction_id) WHERE priority = 'HIGH';
+CREATE INDEX settlement_queue_expires_idx ON settlement_queue (expires_at);
+
+CREATE OR REPLACE FUNCTION pix_settle_batch(
+  p_now                    timestamptz,
+  p_norm_due_before        timestamptz,
+  p_force                  boolean,
+  p_limit                  integer,
+  p_ispb                   text,
+  p_bank_name              text,
+  p_reason_expired         text,
+  p_reason_rejected        text,
+  p_reason_refund_rejected text
+) RETURNS TABLE (transaction_id bigint, outcome text, received_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_ids      bigint[];
+  v_claimed  tid[];
+  v_lock     bigint[];
+  v_external bigint[];
+  v_network  bigint;
+  v_to       bigint;
+  v_reason   text;
+  v_payer    accounts%ROWTYPE;
+  v_original transactions%ROWTYPE;
+  r          record;
+BEGIN
+  -- Claimed in three probes that each walk an index in order and stop at p_limit, instead of
+  -- sorting the whole queue every round (a round cost grew with the backlog, so a settlement
+  -- that fell behind fell further behind): HIGH first (due at once, never behind a NORM
+  -- backlog), then NORM whose turn has come, by arrival, then anything past its expiration (it
+  -- fails). A receiver that never answers ('timeout') keeps its transfers queued until they
+  -- expire. SKIP LOCKED: several workers never claim the same transfer.
+  SELECT coalesce(array_agg(c.transaction_id), '{}'), coalesce(array_agg(c.ctid), '{}') INTO v_ids, v_claimed FROM (
+    SELECT q.transaction_id, q.ctid
+      FROM settlement_queue q LEFT JOIN dict_keys k ON k.key = q.pix_key
+     WHERE q.priority = 'HIGH' AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
+     ORDER BY q.created_at, q.transaction_id
+     LIMIT p_limit
+       FOR UPDATE OF q SKIP LOCKED) c;
+  IF cardinality(v_ids) < p_limit THEN
+    SELECT v_ids || coalesce(array_agg(c.transaction_id), '{}'), v_claimed || coalesce(array_agg(c.ctid), '{}') INTO v_ids, v_claimed FROM (
+      SELECT q.transaction_id, q.ctid
+        FROM settlement_queue q LEFT JOIN dict_keys k ON k.key = q.pix_key
+       WHERE q.created_at <= CASE WHEN p_force THEN 'infinity'::timestamptz ELSE p_norm_due_before END
+         AND q.priority = 'NORM' AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
+       ORDER BY q.created_at, q.transaction_id
+       LIMIT p_limit - cardinality(v_ids)
+         FOR UPDATE OF q SKIP LOCKED) c;
+  END IF;
+  IF cardinality(v_ids) < p_limit THEN
+    -- Rows this transaction claimed above are its own (SKIP LOCKED does not skip them): left out.
+    SELECT v_ids || coalesce(array_agg(c.transaction_id), '{}'), v_claimed || coalesce(array_agg(c.ctid), '{}') INTO v_ids, v_claimed FROM (
+      SELECT q.transaction_id, q.ctid
+        FROM settlement_queue q
+       WHERE q.expires_at <= p_now AND NOT q.transaction_id = ANY (v_ids)
+       ORDER BY q.expires_at
+       LIMIT p_limit - cardinality(v_ids)
+         FOR UPDATE OF q SKIP LOCKED) c;
+  END IF;
+  IF cardinality(v_ids) = 0 THEN
+    RETURN;
+  END IF;
+  -- The claimed rows are locked, so their ctids stay theirs until this transaction ends.
+  DELETE FROM settlement_queue WHERE ctid = ANY (v_claimed);
+  SELECT id INTO v_network FROM ledger_accounts WHERE account_id IS NULL AND code = 'pix_network';
+  -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch):
+  -- the network, the shards holding the money, and the available accounts that receive it back
+  -- (failures) or receive it (movements between two accounts of this service).
+  -- The ids first, then the locks: one index probe per row, never a walk over every ledger
+  -- account (the condition over several subqueries was planned as a scan of them all).
+  SELECT coalesce(array_agg(DISTINCT s.id), '{}') INTO v_lock FROM (
+    SELECT v_network AS id
+    UNION ALL
+    SELECT t.hold_ledger_account_id FROM transactions t WHERE t.id = ANY (v_ids)
+    UNION ALL
+    SELECT av.id
+      FROM (SELECT t.account_id FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+             WHERE t.id = ANY (v_ids)
+               AND (t.expires_at <= p_now
+                    OR (t.type = 'WITHDRAW' AND k.behavior = 'reject')
+                    OR (t.type = 'REFUND_IN' AND t.counterpart_behavior = 'reject'))
+            UNION
+            SELECT t.counterpart_account_id FROM transactions t WHERE t.id = ANY (v_ids) AND t.counterpart_account_id IS NOT NULL) a
+      CROSS JOIN LATERAL (SELECT la.id FROM ledger_accounts la WHERE la.account_id = a.account_id AND la.code = 'available') av
+  ) s;
+  PERFORM 1 FROM ledger_accounts la WHERE la.id = ANY (v_lock) ORDER BY la.id FOR UPDATE;
+
+  -- The common case, transfers to other institutions that settle, set-based: a few statements
+  -- for the whole batch instead of several per transfer.
+  SELECT coalesce(array_agg(t.id), '{}') INTO v_external
+    FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+   WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND t.expires_at > p_now AND k.behavior IS DISTINCT FROM 'reject'
+     AND t.counterpart_account_id IS NULL;
+  IF cardinality(v_external) > 0 THEN
+    -- The CHECK on ledger_accounts fails the batch if a shard held less than it releases.
+    UPDATE ledger_accounts la SET balance = la.balance - s.total
+      FROM (SELECT t.hold_ledger_account_id AS id, sum(t.amount_centavos) AS total
+              FROM transactions t WHERE t.id = ANY (v_external) GROUP BY 1) s
+     WHERE la.id = s.id;
+    UPDATE ledger_accounts SET balance = balance +
+           (SELECT sum(t.amount_centavos) FROM transactions t WHERE t.id = ANY (v_external))
+     WHERE id = v_network;
+    INSERT INTO postings (ledger_tx_id, kind, reference, debit_account_id, credit_account_id, amount_centavos, created_at)
+         SELECT nextval('ledger_tx_seq'), 'transfer_settle', t.end_to_end_id, t.hold_ledger_account_id, v_network,
+                t.amount_centavos, p_now
+           FROM transactions t WHERE t.id = ANY (v_external) ORDER BY t.created_at, t.id;
+    UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = ANY (v_external);
+  END IF;
+
+  -- Failures, refunds and movements between two accounts of this service, one at a time.
+  FOR r IN
+    SELECT t.*, k.behavior FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+     WHERE t.id = ANY (v_ids) AND NOT t.id = ANY (v_external) ORDER BY t.created_at, t.id
+  LOOP
+    IF r.expires_at <= p_now OR (r.type = 'WITHDRAW' AND r.behavior = 'reject')
+       OR (r.type = 'REFUND_IN' AND r.counterpart_behavior = 'reject') THEN
+      v_reason := CASE WHEN r.expires_at <= p_now THEN p_reason_expired
+                       WHEN r.type = 'REFUND_IN' THEN p_reason_refund_rejected
+                       ELSE p_reason_rejected END;
+      SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.account_id AND code = 'available';
+      IF ledger_post(CASE WHEN r.type = 'REFUND_IN' THEN 'refund_in_void' ELSE 'transfer_void' END, r.end_to_end_id, NULL, r.hold_ledger_account_id, v_to, r.amount_centavos, p_now) IS NULL THEN
+        RAISE EXCEPTION 'blocked balance of account % cannot return movement %', r.account_id, r.id;
+      END IF;
+      UPDATE transactions SET status = 'ERROR', error_reason = v_reason, processed_at = p_now, updated_at = p_now WHERE id = r.id;
+      IF r.type = 'REFUND_IN' THEN
+        UPDATE refunds SET status = 'NAO_REALIZADO', motivo = v_reason, updated_at = p_now WHERE refunds.transaction_id = r.id;
+      END IF;
+    ELSIF r.counterpart_account_id IS NULL THEN
+      -- A refund to a payer at another institution.
+      IF ledger_post('refund_in_settle', r.end_to_end_id, NULL, r.hold_ledger_account_id, v_network, r.amount_centavos, p_now) IS NULL THEN
+        RAISE EXCEPTION 'blocked balance of account % cannot settle refund %', r.account_id, r.id;
+      END IF;
+      UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = r.id;
+      UPDATE refunds SET status = 'DEVOLVIDO', updated_at = p_now WHERE refunds.transaction_id = r.id;
+    ELSE
+      -- Between two accounts of this service: a transfer credits its receiver (PAYMENT), a
+      -- refund credits the payer of the refunded PIX (REFUND_OUT of the payer's transfer).
+      SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.counterpart_account_id AND code = 'available';
+      IF ledger_post(CASE WHEN r.type = 'REFUND_IN' THEN 'refund_in_settle_internal' ELSE 'transfer_settle_internal' END, r.end_to_end_id, NULL, r.hold_ledger_account_id, v_to, r.amount_centavos, p_now) IS NULL THEN
+        RAISE EXCEPTION 'blocked balance of account % cannot settle movement %', r.account_id, r.id;
+      END IF;
+      UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = r.id;
+      SELECT * INTO v_payer FROM accounts WHERE id = r.account_id;
+      IF r.type = 'REFUND_IN' THEN
+        UPDATE refunds SET status = 'DEVOLVIDO', updated_at = p_now WHERE refunds.transaction_id = r.id;
+        -- The payer's own transfer that the refunded PIX was.
+        SELECT w.* INTO v_original FROM transactions o
+          JOIN transactions w ON w.account_id = r.counterpart_account_id AND w.end_to_end_id = o.end_to_end_id AND w.type = 'WITHDRAW'
+         WHERE o.id = r.original_transaction_id;
+      END IF;
+      INSERT INTO transactions (
+        account_id, type, status, amount_centavos, end_to_end_id, pix_key, description, original_transaction_id,
+        counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
+        counterpart_branch, counterpart_account, counterpart_account_id, created_at, updated_at, processed_at
+      ) VALUES (
+        r.counterpart_account_id, CASE WHEN r.type = 'REFUND_IN' THEN 'REFUND_OUT' ELSE 'PAYMENT' END, 'CONFIRMED',
+        r.amount_centavos, r.end_to_end_id,
+        CASE WHEN r.type = 'REFUND_IN' THEN v_original.pix_key ELSE r.pix_key END, r.description,
+        CASE WHEN r.type = 'REFUND_IN' THEN v_original.id END,
+        v_payer.name, v_payer.document, p_ispb, p_bank_name,
+        v_payer.branch, v_payer.account_number, r.account_id, p_now, p_now, p_now
+      );
+    END IF;
+  END LOOP;
+
+  -- Every outcome, in order of arrival; a movement between our accounts brings the other
+  -- account's new row.
+  RETURN QUERY
+    SELECT t.id, CASE WHEN t.status = 'ERROR' THEN 'failed' ELSE 'settled' END, rcv.id
+      FROM transactions t
+      LEFT JOIN transactions rcv
+        ON t.counterpart_account_id IS NOT NULL AND rcv.account_id = t.counterpart_account_id
+       AND rcv.end_to_end_id = t.end_to_end_id
+       AND rcv.type = CASE WHEN t.type = 'REFUND_IN' THEN 'REFUND_OUT' ELSE 'PAYMENT' END
+     WHERE t.id = ANY (v_ids)
+     ORDER BY t.created_at, t.id;
+END;
+$$;
+
+CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
+RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
+LANGUAGE plpgsql AS $$
+DECLARE
+  it record;
+BEGIN
+  FOR it IN
+    SELECT x.*, av.id AS available_id, bl.id AS blocked_id
+      FROM jsonb_to_recordset(p_items) AS x(
+             ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
+             priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
+             external_id text, end_to_end_id text, now timestamptz)
+      -- LATERAL: an index probe per item, never a scan of every account's shard.
+      CROSS JOIN LATERAL (SELECT la.id FROM ledger_accounts la WHERE la.account_id = x.account_id AND la.code = 'available') av
+      CROSS JOIN LATERAL (SELECT la.id FROM ledger_accounts la
+                           WHERE la.account_id = x.account_id AND la.code = 'blocked' AND la.shard = p_hold_shard) bl
+     ORDER BY av.id, x.ord
+  LOOP
+    RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
+      FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
+                               it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
+                               it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
+  END LOOP;
+END;
+$$;
