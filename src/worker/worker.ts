@@ -9,6 +9,9 @@ import type { WebhookSender } from '../modules/webhooks/sender.ts';
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
 const HOUSEKEEPING_BATCH = 5_000;
 const FAN_OUT_BATCH = 500;
+/** Transfers settled in one transaction at most: a backlog drains in few rounds (HIGH ones are
+ * claimed first in every round, so they never wait behind it). */
+const SETTLEMENT_BATCH = 500;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -82,7 +85,7 @@ export class Worker {
   }
 
   async #run(): Promise<void> {
-    const batch = this.#options.batchSize ?? 100;
+    const batch = this.#options.batchSize ?? SETTLEMENT_BATCH;
     let housekeptAt = 0;
     while (this.#running) {
       this.#pending = false;

@@ -16,7 +16,7 @@ export const RETRY_JITTER = 0.1;
 /** A claimed delivery is the claimer's for this long; past it, a worker that died is presumed. */
 export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 /** Attempts in flight at once per worker (each waits for its receiver, up to the timeout). */
-export const DELIVERY_CONCURRENCY = 64;
+export const DELIVERY_CONCURRENCY = 128;
 /** Finished attempts recorded in one transaction at most, and how long one waits for others. */
 const RECORD_BATCH = 32;
 const RECORD_DELAY_MS = 100;

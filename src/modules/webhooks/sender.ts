@@ -86,7 +86,7 @@ export class WebhookSender {
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       // Per receiving origin: most deliveries of a busy account go to one URL.
-      connections: 32,
+      connections: 64,
     });
   }
 
