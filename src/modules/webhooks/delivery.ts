@@ -127,33 +127,34 @@ async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readon
       next: (delay === null ? now : new Date(now.getTime() + delay)).toISOString(),
     };
   });
-  await deps.db.transaction().execute(async (trx) => {
-    await sql`
+  const logs = finished.map(({ d, attempt }) => ({
+    account_id: d.account_id.toString(),
+    delivery_id: d.id.toString(),
+    transaction_id: d.transaction_id?.toString() ?? null,
+    event_type: d.event_type,
+    url: d.url,
+    message_id: d.message_id,
+    attempt: d.attempts,
+    status_code: attempt.statusCode,
+    success: attempt.success,
+    duration_ms: attempt.durationMs,
+    error: attempt.error,
+    created_at: attempt.sentAt.toISOString(),
+  }));
+  // One statement (one round trip, atomic by itself): the deliveries' next states and the log.
+  await sql`
+    with moved as (
       update webhook_deliveries d set status = v.status, next_attempt_at = v.next
         from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
                     ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)
-       where d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'`.execute(trx);
-    await trx
-      .insertInto('webhook_logs')
-      .values(
-        finished.map(({ d, attempt }) => ({
-          account_id: d.account_id,
-          delivery_id: d.id,
-          transaction_id: d.transaction_id,
-          event_type: d.event_type,
-          url: d.url,
-          message_id: d.message_id,
-          attempt: d.attempts,
-          status_code: attempt.statusCode,
-          success: attempt.success,
-          duration_ms: attempt.durationMs,
-          error: attempt.error,
-          is_resend: false,
-          created_at: attempt.sentAt,
-        })),
-      )
-      .execute();
-  });
+       where d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING')
+    insert into webhook_logs (account_id, delivery_id, transaction_id, event_type, url, message_id, attempt, status_code,
+                              success, duration_ms, error, is_resend, created_at)
+    select l.account_id, l.delivery_id, l.transaction_id, l.event_type, l.url, l.message_id, l.attempt, l.status_code,
+           l.success, l.duration_ms, l.error, false, l.created_at
+      from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as l(
+             account_id int8, delivery_id int8, transaction_id int8, event_type text, url text, message_id text, attempt int4,
+             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`.execute(deps.db);
 }
 
 /** Makes one claimed attempt. */
