@@ -165,6 +165,8 @@ export interface Costs {
   /** CPU per operation (ms): every PostgreSQL process, and the process that served it. */
   pgMs: number;
   procMs: number;
+  /** CPU per operation (ms) of this process: the load generator (and the webhook receiver). */
+  loadMs: number;
   /** Operations per commit of this database and per WAL flush of the server, WAL bytes per operation. */
   perCommit: number;
   perSync: number;
@@ -173,14 +175,15 @@ export interface Costs {
 
 /** Runs `run` and tells what each of its `ok` operations cost in CPU, commits, WAL flushes and WAL bytes. */
 export async function measured<R extends { ok: number }>(url: string, pid: number, run: () => Promise<R>): Promise<R & Costs> {
-  const [before, walBefore] = [cpuSeconds(pid), await walStats(url)];
+  const [before, walBefore, loadBefore] = [cpuSeconds(pid), await walStats(url), process.cpuUsage()];
   const result = await run();
-  const [after, walAfter] = [cpuSeconds(pid), await walStats(url)];
+  const [after, walAfter, load] = [cpuSeconds(pid), await walStats(url), process.cpuUsage(loadBefore)];
   const n = Math.max(1, result.ok);
   return {
     ...result,
     pgMs: ((after.pg - before.pg) * 1000) / n,
     procMs: ((after.proc - before.proc) * 1000) / n,
+    loadMs: (load.user + load.system) / 1000 / n,
     perCommit: n / Math.max(1, walAfter.commits - walBefore.commits),
     perSync: n / Math.max(1, walAfter.walSyncs - walBefore.walSyncs),
     walBytes: (walAfter.walBytes - walBefore.walBytes) / n,

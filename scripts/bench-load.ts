@@ -27,9 +27,14 @@ export async function call(http: Dispatcher, req: Request): Promise<Answer> {
   });
   const text = await res.body.text();
   const retryAfter = res.headers['retry-after'];
+  let body: Record<string, unknown> | undefined;
   return {
     status: res.statusCode,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    // Parsed when read: most loads only count statuses, and the generator's CPU is the machine's.
+    get body() {
+      body ??= text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      return body;
+    },
     retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
   };
 }

@@ -69,10 +69,10 @@ const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
 function printTable(rows: Row[]): void {
   console.log(
-    '| figure | per s | ratio | target | p50 ms | p99 ms | PostgreSQL CPU ms/op | service CPU ms/op | transfers/commit | ' +
+    '| figure | per s | ratio | target | p50 ms | p99 ms | PostgreSQL CPU ms/op | service CPU ms/op | load generator CPU ms/op | transfers/commit | ' +
       'transfers/WAL flush | WAL bytes/transfer | settled/s | backlog at end | statuses |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const c = r.costs;
     const wal = c && r.transfers ? [num(c.perCommit, 1), num(c.perSync, 1), num(c.walBytes)] : ['', '', ''];
@@ -85,6 +85,7 @@ function printTable(rows: Row[]): void {
       r.p99 === undefined ? '' : ms(r.p99),
       c && !r.noDatabase ? num(c.pgMs, 2) : '',
       c ? num(c.procMs, 2) : '',
+      c ? num(c.loadMs, 2) : '',
       ...wal,
       num(r.settled),
       num(r.backlog),
