@@ -69,6 +69,31 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await assert.rejects(insert(network, network, 1n), (e: { code?: string }) => e.code === '23514');
   });
 
+  it('refuses rows that break the column rules kept as domains (migration 0008)', async () => {
+    const violates = (error: unknown) => (error as { code?: string }).code === '23514';
+    const transaction = (row: Record<string, unknown>) =>
+      sql`insert into transactions (account_id, type, status, amount_centavos, fee_centavos, priority, counterpart_behavior)
+          values (1, ${row.type ?? 'WITHDRAW'}, ${row.status ?? 'PENDING'}, ${row.amount ?? 100n}, ${row.fee ?? 0n},
+                  ${row.priority ?? 'NORM'}, ${row.behavior ?? null})`.execute(t.db);
+    await transaction({});
+    for (const bad of [{ type: 'GIFT' }, { status: 'DONE' }, { amount: 0n }, { amount: -1n }, { fee: -1n }, { priority: 'LOW' }, { behavior: 'accept' }]) {
+      await assert.rejects(transaction(bad), violates, JSON.stringify(bad, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+    }
+    await assert.rejects(sql`insert into ledger_accounts (account_id, code, shard) values (null, 'test_shard', 64)`.execute(t.db), violates);
+    await assert.rejects(
+      sql`insert into settlement_queue (transaction_id, priority, pix_key, created_at, expires_at) values (1, 'LOW', 'k', now(), now())`.execute(t.db),
+      violates,
+    );
+    await assert.rejects(
+      sql`insert into idempotency_keys (account_id, key, request_hash, status, expires_at) values (1, 'k', 'h', 'LOST', now())`.execute(t.db),
+      violates,
+    );
+    await assert.rejects(
+      sql`insert into webhook_deliveries (account_id, url, message_id, status) values (1, 'https://x.example', 'm', 'GONE')`.execute(t.db),
+      violates,
+    );
+  });
+
   it('applies migrations once when several processes start together', { skip: !onPostgres && 'PGlite is single-process' }, async () => {
     // A second fresh database, migrated by three connections pools at once.
     const fresh = await createEmptyPostgresDatabase();

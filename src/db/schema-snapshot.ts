@@ -14,7 +14,7 @@ export interface SchemaSnapshot {
  */
 export async function schemaSnapshot(db: Db): Promise<SchemaSnapshot> {
   const columns = await sql<{ line: string }>`
-    select table_name || '.' || column_name || ' ' || data_type
+    select table_name || '.' || column_name || ' ' || coalesce(domain_name, data_type)
            || case when is_nullable = 'NO' then ' not null' else '' end
            || coalesce(' default ' || column_default, '')
            || case when is_identity = 'YES' then ' identity ' || identity_generation else '' end as line
