@@ -23,45 +23,27 @@ export function enqueue(trx: Trx, event: OutboxEvent): Promise<void> {
  */
 export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await trx
-    .with('o', (db) =>
-      db
-        .insertInto('outbox')
-        .values(
-          events.map((event) => ({
-            account_id: event.accountId,
-            event_type: event.eventType,
-            transaction_id: event.transactionId,
-            payload: JSON.stringify(event.payload),
-            created_at: event.now,
-            dispatched_at: event.now,
-          })),
-        )
-        .returning(['id', 'account_id', 'event_type', 'transaction_id', 'message_id', 'created_at']),
-    )
-    .insertInto('webhook_deliveries')
-    .columns(['outbox_id', 'account_id', 'webhook_id', 'url', 'message_id', 'status', 'attempts', 'next_attempt_at', 'created_at', 'event_type', 'transaction_id'])
-    .expression((eb) =>
-      eb
-        .selectFrom('o')
-        .innerJoin('webhooks as w', (join) =>
-          join.onRef('w.account_id', '=', 'o.account_id').onRef('w.event_type', '=', 'o.event_type').on('w.is_active', '=', true),
-        )
-        .select([
-          'o.id',
-          'o.account_id',
-          'w.id as webhook_id',
-          'w.url',
-          'o.message_id',
-          sql.lit('PENDING').as('status'),
-          sql.lit(0).as('attempts'),
-          'o.created_at as next_attempt_at',
-          'o.created_at',
-          'o.event_type',
-          'o.transaction_id',
-        ])
-        .orderBy('o.id')
-        .orderBy('w.id'),
-    )
-    .execute();
+  // The events travel as one JSON parameter: a settled batch of hundreds is one small statement
+  // to build, bind and plan, not a VALUES list of thousands of parameters.
+  const rows = events.map((event) => ({
+    account_id: event.accountId.toString(),
+    event_type: event.eventType,
+    transaction_id: event.transactionId?.toString() ?? null,
+    payload: event.payload,
+    created_at: event.now.toISOString(),
+  }));
+  await sql`
+    with o as (
+      insert into outbox (account_id, event_type, transaction_id, payload, created_at, dispatched_at)
+      select e.account_id, e.event_type, e.transaction_id, e.payload, e.created_at, e.created_at
+        from rows from (jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+               as (account_id int8, event_type text, transaction_id int8, payload jsonb, created_at timestamptz))
+             with ordinality as e(account_id, event_type, transaction_id, payload, created_at, n)
+       order by e.n
+      returning id, account_id, event_type, transaction_id, message_id, created_at)
+    insert into webhook_deliveries
+      (outbox_id, account_id, webhook_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
+    select o.id, o.account_id, w.id, w.url, o.message_id, 'PENDING', 0, o.created_at, o.created_at, o.event_type, o.transaction_id
+      from o join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
+     order by o.id, w.id`.execute(trx);
 }
