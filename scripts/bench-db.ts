@@ -143,7 +143,9 @@ export function cpuSeconds(pid: number): { pg: number; proc: number } {
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const used = (Number(fields[11]) + Number(fields[12])) / ticks;
       if (Number(entry) === pid) proc += used;
-      else if (comm === 'postgres' || comm.startsWith('postgres:')) pg += used;
+      // With the CPU of children that ended (the postmaster's cutime and cstime): a backend
+      // whose connection closes during a run takes its CPU with it otherwise.
+      else if (comm === 'postgres' || comm.startsWith('postgres:')) pg += used + (Number(fields[13]) + Number(fields[14])) / ticks;
     } catch {
       // the process ended meanwhile
     }
