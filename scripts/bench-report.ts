@@ -202,7 +202,7 @@ function lines(r: Results): string[] {
     s.webhooks
       ? `- webhooks: cash_out registered for ${r.webhooks.registered} accounts; ${r.webhooks.delivered} of ${r.webhookLags.length} ` +
         `transfers delivered by ${(r.webhooks.waitedMs / 1000).toFixed(1)} s after the settlement queue emptied ` +
-        `(${r.webhooks.received} requests received; the receiver runs in the bench process)`
+        `(${r.webhooks.received} requests received; the receiver runs in a process of its own)`
       : '- webhooks: off',
     `- overload: ${r.overload.withRetryAfter} of the 503s carried Retry-After; the accepted ones p99 ${ms(r.overload.acceptedP99)} ms; ` +
       `last answer ${ms(r.overload.lastAnswerMs)} ms after the burst`,

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../test/webhook-receiver.ts';
+import { fork, type ChildProcess } from 'node:child_process';
 import { drained, highLags, invariants, measured, pgbench, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
@@ -51,7 +51,7 @@ function cpf(n: number): string {
   return base + cpfCheckDigits(base);
 }
 
-function startService(url: string, receiver: WebhookReceiver) {
+function startService(url: string, receiver: Receiver) {
   return startChild([...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), MAIN, 'serve'], {
     DATABASE_URL: url,
     PORT: String(PORT),
@@ -147,24 +147,59 @@ async function transferRuns(b: Bench, hotReceiver: Account) {
   return { spread, hot, hotIn };
 }
 
+/** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
+interface Receiver {
+  origin: string;
+  caFile: string;
+  /** [endToEndId, arrival ms] of every webhook from entry `since` on, and how many arrived in all. */
+  arrivals(since: number): Promise<{ arrivals: [string, number][]; total: number }>;
+  close(): Promise<void>;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const child: ChildProcess = fork(new URL('./bench-receiver.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = <T>() => new Promise<T>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as T));
+    child.once('exit', (code) => reject(new Error(`webhook receiver exited (${code})`)));
+  });
+  const { origin, caFile } = await next<{ origin: string; caFile: string }>();
+  let asking = Promise.resolve();
+  return {
+    origin,
+    caFile,
+    arrivals(since) {
+      const answer = asking.then(() => {
+        const reply = next<{ arrivals: [string, number][]; total: number }>();
+        child.send({ since });
+        return reply;
+      });
+      asking = answer.then(() => undefined, () => undefined);
+      return answer;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.send({ close: true });
+      }),
+  };
+}
+
 /** First arrival at the receiver of each end-to-end id expected, ms since the epoch; waits up to `timeoutMs` for all. */
-async function arrivals(receiver: WebhookReceiver, expected: ReadonlySet<string>, timeoutMs: number) {
+async function arrivals(receiver: Receiver, expected: ReadonlySet<string>, timeoutMs: number) {
   const first = new Map<string, number>();
   const started = Date.now();
   let seen = 0;
   for (;;) {
-    for (; seen < receiver.received.length; seen++) {
-      const r = receiver.received[seen]!;
-      const e2e = (JSON.parse(r.body) as { data?: { endToEndId?: string } }).data?.endToEndId;
-      if (e2e !== undefined && expected.has(e2e) && !first.has(e2e)) first.set(e2e, r.at.getTime());
-    }
-    if (first.size >= expected.size || Date.now() - started >= timeoutMs) return { first, waitedMs: Date.now() - started };
+    const got = await receiver.arrivals(seen);
+    seen += got.arrivals.length;
+    for (const [e2e, at] of got.arrivals) if (expected.has(e2e) && !first.has(e2e)) first.set(e2e, at);
+    if (first.size >= expected.size || Date.now() - started >= timeoutMs) return { first, waitedMs: Date.now() - started, received: got.total };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 /** 3-5. The open loop, a share of it HIGH, with a cash_out webhook for every paying account; costs counted until settled and delivered. */
-async function openRun(b: Bench, receiver: WebhookReceiver) {
+async function openRun(b: Bench, receiver: Receiver) {
   const registrations: { account: Account; id: number }[] = [];
   for (const account of WEBHOOKS ? b.accounts : []) {
     const res = await post(b.http, '/api/webhooks', account.headers, { url: `${receiver.origin}/cash_out`, eventType: 'cash_out' });
@@ -189,7 +224,7 @@ async function openRun(b: Bench, receiver: WebhookReceiver) {
     const backlog = await queued(b.url);
     const settled = await settledPerSecond(b.url, run);
     const drain = await drained(b.url);
-    const delivered = WEBHOOKS ? await arrivals(receiver, accepted, WEBHOOK_WAIT_MS) : { first: new Map<string, number>(), waitedMs: 0 };
+    const delivered = WEBHOOKS ? await arrivals(receiver, accepted, WEBHOOK_WAIT_MS) : { first: new Map<string, number>(), waitedMs: 0, received: 0 };
     return { ...run, backlog, settled, drain, delivered };
   });
   await openHttp.close();
@@ -216,12 +251,12 @@ async function openRun(b: Bench, receiver: WebhookReceiver) {
     high: ascending(await highLags(b.url, open.startedAt)),
     highFrom201,
     webhookLags,
-    webhooks: { registered: registrations.length, delivered: open.delivered.first.size, received: receiver.received.length, waitedMs: open.delivered.waitedMs },
+    webhooks: { registered: registrations.length, delivered: open.delivered.first.size, received: open.delivered.received, waitedMs: open.delivered.waitedMs },
   };
 }
 
 async function main() {
-  const receiver = await startWebhookReceiver();
+  const receiver = await startReceiver();
   const name = `pix_bench_${Date.now()}`;
   await withClient(SERVER, (c) => c.query(`create database ${name}`));
   const url = databaseUrl(SERVER, name);
