@@ -1,11 +1,5 @@
-import { sql } from 'kysely';
 import type { Db } from '../../db/client.ts';
-import { LEDGER_CODES } from './repo.ts';
-
-export interface Balances {
-  available: bigint;
-  blocked: bigint;
-}
+import { holdersBalances, type Balances } from './repo.ts';
 
 interface Waiting {
   accountId: bigint;
@@ -50,17 +44,7 @@ export class BalanceReader {
 
   async #run(batch: Waiting[]): Promise<void> {
     try {
-      const ids = [...new Set(batch.map((w) => w.accountId.toString()))];
-      const result = await sql<{ account_id: bigint; code: string; balance: bigint }>`
-        select account_id, code, sum(balance)::int8 as balance from ledger_accounts
-         where account_id = any(${ids}::int8[]) group by account_id, code`.execute(this.#db);
-      const found = new Map<bigint, Balances>();
-      for (const row of result.rows) {
-        const b = found.get(row.account_id) ?? { available: 0n, blocked: 0n };
-        if (row.code === LEDGER_CODES.available) b.available = row.balance;
-        else if (row.code === LEDGER_CODES.blocked) b.blocked = row.balance;
-        found.set(row.account_id, b);
-      }
+      const found = await holdersBalances(this.#db, [...new Set(batch.map((w) => w.accountId))]);
       for (const w of batch) w.resolve(found.get(w.accountId));
     } catch (error) {
       for (const w of batch) w.reject(error);

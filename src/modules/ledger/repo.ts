@@ -36,18 +36,31 @@ export async function systemLedgerAccountId(db: DbExecutor, code: string): Promi
   return row.id;
 }
 
-export async function holderBalances(db: DbExecutor, accountId: bigint): Promise<{ available: bigint; blocked: bigint } | undefined> {
+export interface Balances {
+  available: bigint;
+  blocked: bigint;
+}
+
+/** The balances of several accounts in one statement; an account with no ledger accounts is absent. */
+export async function holdersBalances(db: DbExecutor, accountIds: readonly bigint[]): Promise<Map<bigint, Balances>> {
   const rows = await db
     .selectFrom('ledger_accounts')
-    .select(['code', sql<bigint>`sum(balance)::int8`.as('balance')])
-    .where('account_id', '=', accountId)
-    .groupBy('code')
+    .select(['account_id', 'code', sql<bigint>`sum(balance)::int8`.as('balance')])
+    .where('account_id', 'in', accountIds)
+    .groupBy(['account_id', 'code'])
     .execute();
-  if (rows.length === 0) return undefined;
-  return {
-    available: rows.find((r) => r.code === LEDGER_CODES.available)?.balance ?? 0n,
-    blocked: rows.find((r) => r.code === LEDGER_CODES.blocked)?.balance ?? 0n,
-  };
+  const found = new Map<bigint, Balances>();
+  for (const row of rows) {
+    const b = found.get(row.account_id!) ?? { available: 0n, blocked: 0n };
+    if (row.code === LEDGER_CODES.available) b.available = row.balance;
+    else if (row.code === LEDGER_CODES.blocked) b.blocked = row.balance;
+    found.set(row.account_id!, b);
+  }
+  return found;
+}
+
+export async function holderBalances(db: DbExecutor, accountId: bigint): Promise<Balances | undefined> {
+  return (await holdersBalances(db, [accountId])).get(accountId);
 }
 
 /**
