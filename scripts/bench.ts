@@ -10,11 +10,11 @@
 // over all accounts, from one hot payer, and to one hot receiving account of the service; an open
 // loop at a fixed offered rate with a share of HIGH transfers and cash_out webhooks to a local
 // HTTPS receiver; a burst far above capacity; pgbench; the invariants; lists over 1M rows.
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { fork, type ChildProcess } from 'node:child_process';
 import { drained, highLags, invariants, measured, pgbench, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
@@ -158,27 +158,26 @@ interface Receiver {
 
 async function startReceiver(): Promise<Receiver> {
   const child: ChildProcess = fork(new URL('./bench-receiver.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const next = <T>() => new Promise<T>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as T));
-    child.once('exit', (code) => reject(new Error(`webhook receiver exited (${code})`)));
-  });
+  let exited: ((code: number | null) => void) | undefined;
+  child.on('exit', (code) => exited?.(code));
+  /** The child's next message (one question at a time: the caller awaits each answer). */
+  const next = <T>() =>
+    new Promise<T>((resolve, reject) => {
+      exited = (code) => reject(new Error(`webhook receiver exited (${code})`));
+      child.once('message', (m) => resolve(m as T));
+    });
   const { origin, caFile } = await next<{ origin: string; caFile: string }>();
-  let asking = Promise.resolve();
   return {
     origin,
     caFile,
     arrivals(since) {
-      const answer = asking.then(() => {
-        const reply = next<{ arrivals: [string, number][]; total: number }>();
-        child.send({ since });
-        return reply;
-      });
-      asking = answer.then(() => undefined, () => undefined);
-      return answer;
+      const reply = next<{ arrivals: [string, number][]; total: number }>();
+      child.send({ since });
+      return reply;
     },
     close: () =>
       new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
+        exited = () => resolve();
         child.send({ close: true });
       }),
   };

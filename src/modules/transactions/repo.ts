@@ -63,20 +63,18 @@ export async function listTransactions(db: DbExecutor, f: ListFilter, page: { of
     ? db.selectFrom(filtered(db, f).select('id').limit(page.cap).as('capped')).select((eb) => eb.fn.countAll<bigint>().as('total'))
     : filtered(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
   // The page and the count in one statement: one round trip to the database, not two.
-  const result = await sql<PageRow & { total: bigint }>`
+  const result = await sql<TransactionRow & { total: bigint }>`
     with page as (${rows}), counted as (${counted})
     select page.*, counted.total from counted left join page on true
      order by page.created_at desc, page.id desc`.execute(db);
   const total = Number(result.rows[0]?.total ?? 0);
   return {
-    rows: result.rows.filter((r) => r.id !== null).map(({ total: _total, ...row }): PageRow => row),
+    rows: result.rows.filter((r) => r.id !== null).map(({ total: _total, ...row }): TransactionRow => row),
     total,
   };
 }
 
-type PageRow = Pick<Selectable<DB['transactions']>, (typeof COLUMNS)[number]>;
-
-export type TransactionRow = PageRow;
+export type TransactionRow = Pick<Selectable<DB['transactions']>, (typeof COLUMNS)[number]>;
 
 /**
  * The caller's transaction whose end-to-end id, numeric id or external id is `identifier`

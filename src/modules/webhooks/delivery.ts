@@ -17,7 +17,7 @@ export const RETRY_JITTER = 0.1;
 export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
 /** Attempts in flight at once per worker (each waits for its receiver, up to the timeout). */
 export const DELIVERY_CONCURRENCY = 128;
-/** Finished attempts recorded in one transaction at most, and how long one waits for others. */
+/** Finished attempts recorded in one statement at most, and how long one waits for others. */
 const RECORD_BATCH = 32;
 const RECORD_DELAY_MS = 100;
 
@@ -112,7 +112,7 @@ interface Finished {
 }
 
 /**
- * Records finished attempts, many in one transaction: their log entries, and each delivery's
+ * Records finished attempts, many in one statement: their log entries, and each delivery's
  * next state if this worker still holds it (the claim's attempt number is still the current one).
  */
 async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readonly Finished[]): Promise<void> {
