@@ -10,6 +10,7 @@ import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { LEASE_MS } from '../src/modules/webhooks/delivery.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from './harness.ts';
 import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from './webhook-receiver.ts';
+import { redisAnswers, TEST_REDIS_URL } from './redis.ts';
 
 /**
  * Webhooks across real service processes (`node src/main.ts serve`) on one PostgreSQL database:
@@ -18,23 +19,9 @@ import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from 
  */
 
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const ADMIN_TOKEN = 'processes-test-admin-token-0123';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
-/** Whether the local Redis answers (the shared-limit test is skipped when it does not). */
-async function redisAnswers(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
 const redisUp = onPostgres && (await redisAnswers());
 
 interface ServiceProcess {
@@ -190,14 +177,14 @@ describe('webhooks across service processes', () => {
     return { testDb, rcv, env };
   }
 
-  it('share the resend limit through Redis: 30 resends on each process, then the 61st is 429 on either', { skip: needsPostgres || (!redisUp && `no Redis answers at ${REDIS_URL}`) }, async () => {
+  it('share the resend limit through Redis: 30 resends on each process, then the 61st is 429 on either', { skip: needsPostgres || (!redisUp && `no Redis answers at ${TEST_REDIS_URL}`) }, async () => {
     const { rcv, env } = await setUp();
-    const withRedis = { ...env, REDIS_URL };
+    const withRedis = { ...env, REDIS_URL: TEST_REDIS_URL };
     const a = await startService('A', withRedis);
     const b = await startService('B', withRedis);
     assert.notEqual(a.address, b.address);
 
-    const redis = new Redis(REDIS_URL);
+    const redis = new Redis(TEST_REDIS_URL);
     cleanups.push(() => redis.disconnect());
     const p = await provision(a.address, `${rcv.origin}/resend`);
     // Account ids start again at 1 in every fresh database: forget what an earlier run counted.

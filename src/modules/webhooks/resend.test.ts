@@ -10,22 +10,9 @@ import { assertError } from '../../../test/assertions.ts';
 import { createClient, creditAccount, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
+import { redisAnswers, TEST_REDIS_URL } from '../../../test/redis.ts';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 
-/** Whether the local Redis answers (the Redis tests are skipped when it does not). */
-async function redisAnswers(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return (await redis.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
 const redisUp = await redisAnswers();
 
 interface ResendBody {
@@ -303,11 +290,11 @@ describe('resend rate limiters', () => {
     }
   });
 
-  describe('with Redis', { skip: redisUp ? false : `no Redis answers at ${REDIS_URL}` }, () => {
+  describe('with Redis', { skip: redisUp ? false : `no Redis answers at ${TEST_REDIS_URL}` }, () => {
     it('RedisRateLimiter: a sliding window shared by every limiter on one Redis', async () => {
       const prefix = `test:${randomUUID()}:`;
       const options = { limit: 3, windowMs: 60_000, prefix, onError: (e: unknown) => assert.fail(String(e)) };
-      const [one, two] = [new RedisRateLimiter(REDIS_URL, options), new RedisRateLimiter(REDIS_URL, options)];
+      const [one, two] = [new RedisRateLimiter(TEST_REDIS_URL, options), new RedisRateLimiter(TEST_REDIS_URL, options)];
       try {
         const t0 = Date.now();
         assert.equal((await one.hit('k', t0)).allowed, true);
@@ -333,7 +320,7 @@ describe('resend rate limiters', () => {
 
       before(async () => {
         rcv = await startWebhookReceiver();
-        const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CA_FILE: rcv.caFile, REDIS_URL };
+        const env = { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CA_FILE: rcv.caFile, REDIS_URL: TEST_REDIS_URL };
         t = await startTestApp({ env });
         second = await buildApp({ config: testConfig(env), db: t.db, clock: t.clock, logLevel: false });
         const created = await createClient(t);
@@ -347,7 +334,7 @@ describe('resend rate limiters', () => {
         assert.equal(pix.statusCode, 201, pix.body);
         client = { ...created, transactionId: pix.json().transactionId };
         // Account ids start at 1 in every fresh test database: forget what an earlier run counted.
-        redis = new Redis(REDIS_URL);
+        redis = new Redis(TEST_REDIS_URL);
         await redis.del(key());
       });
       after(async () => {
