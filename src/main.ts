@@ -51,6 +51,7 @@ function startWorker(config: Config, database: Database, log: WorkerOptions['log
     settlementDelayMs: config.settlementDelayMs,
     log,
     listenUrl: config.databaseUrl,
+    maintenance: { kind: database.kind },
     webhookSender: new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile }),
   });
   worker.start();

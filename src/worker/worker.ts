@@ -3,6 +3,7 @@ import pg from 'pg';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
 import { deliverDue, fanOut } from '../modules/webhooks/delivery.ts';
+import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
 
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
@@ -12,6 +13,8 @@ const FAN_OUT_BATCH = 500;
 /** Transfers settled in one transaction at most: a backlog drains in few rounds (HIGH ones are
  * claimed first in every round, so they never wait behind it). */
 const SETTLEMENT_BATCH = 500;
+/** How often the tables are looked at for autovacuum's work, where the worker does it. */
+const MAINTENANCE_INTERVAL_MS = 10_000;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -22,6 +25,8 @@ export interface WorkerOptions extends SettlementDeps {
   readonly webhookSender?: WebhookSender;
   /** How often the delivery loop looks for notifications and due retries. */
   readonly deliveryPollMs?: number;
+  /** Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts). */
+  readonly maintenance?: { readonly kind: 'pglite' | 'postgres'; readonly intervalMs?: number };
 }
 
 /**
@@ -40,6 +45,8 @@ export class Worker {
   #listening: Promise<void> | undefined;
   #delivery: Promise<void> | undefined;
   #wakeDelivery: (() => void) | undefined;
+  #maintenance: Promise<void> | undefined;
+  #wakeMaintenance: (() => void) | undefined;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -52,6 +59,7 @@ export class Worker {
     if (this.#options.listenUrl) this.#listening = this.#listen(this.#options.listenUrl);
     this.#loop = this.#run();
     if (this.#options.webhookSender) this.#delivery = this.#deliver(this.#options.webhookSender);
+    if (this.#options.maintenance) this.#maintenance = this.#maintain(this.#options.maintenance);
   }
 
   /** Something is due now: run a round without waiting for the poll. */
@@ -64,8 +72,10 @@ export class Worker {
     this.#running = false;
     this.#wake?.();
     this.#wakeDelivery?.();
+    this.#wakeMaintenance?.();
     await this.#loop;
     await this.#delivery;
+    await this.#maintenance;
     await this.#options.webhookSender?.close();
     await this.#listener?.end().catch(() => undefined);
     await this.#listening;
@@ -132,6 +142,38 @@ export class Worker {
           this.#wakeDelivery = done;
         });
         this.#wakeDelivery = undefined;
+      }
+    }
+  }
+
+  /**
+   * Autovacuum's work where no autovacuum runs, in a loop of its own: a long VACUUM never holds
+   * settlement or delivery up.
+   */
+  async #maintain({ kind, intervalMs = MAINTENANCE_INTERVAL_MS }: NonNullable<WorkerOptions['maintenance']>): Promise<void> {
+    const { db, log } = this.#options;
+    try {
+      if (!(await needsMaintenance(db, kind))) return;
+    } catch (error) {
+      log.error({ err: error }, 'could not tell whether autovacuum runs; the worker will not maintain tables');
+      return;
+    }
+    log.info({ intervalMs }, 'autovacuum does not run on this database: the worker vacuums and analyses its tables');
+    while (this.#running) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, intervalMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.#wakeMaintenance = done;
+      });
+      this.#wakeMaintenance = undefined;
+      if (!this.#running) break;
+      try {
+        for (const work of await maintenanceRound(db, kind)) log.info(work, 'table maintenance');
+      } catch (error) {
+        log.error({ err: error }, 'table maintenance failed; retrying next round');
       }
     }
   }

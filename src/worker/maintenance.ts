@@ -1,0 +1,100 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/client.ts';
+
+/**
+ * What PostgreSQL's autovacuum does, for a database where it does not run: a server started with
+ * `autovacuum = off` (this machine's CI configuration is one) and PGlite, which runs PostgreSQL
+ * in single-user mode, where no autovacuum launcher exists. Without it nothing refreshes the
+ * planner's statistics, and the hot path degrades: a ledger_accounts analysed when it held one
+ * row is planned as a one-page table, so every `UPDATE ... WHERE id = $1` on the grown table
+ * became a sequential scan of all its rows (three per transfer, measured on the bench, about a
+ * fifth of the database's time). Nor does anything reclaim the dead rows of the tables the
+ * service churns (the settlement queue gets a row and loses it with every transfer).
+ *
+ * The rules are autovacuum's own, read from the server's settings: a table is vacuumed when its
+ * dead rows pass `autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor × rows` (or its
+ * rows inserted since the last vacuum pass the insert threshold), and analysed when the rows
+ * changed since its last analysis pass `autovacuum_analyze_threshold +
+ * autovacuum_analyze_scale_factor × rows`. Where autovacuum runs, this does nothing.
+ */
+
+/** An advisory lock key: one maintainer at a time among the processes sharing the database. */
+const MAINTENANCE_LOCK = 7_262_001;
+
+export interface TableWork {
+  table: string;
+  vacuum: boolean;
+  analyze: boolean;
+}
+
+interface TableStats {
+  relname: string;
+  reltuples: number;
+  n_dead_tup: string | bigint;
+  n_ins_since_vacuum: string | bigint;
+  n_mod_since_analyze: string | bigint;
+  vacuum_threshold: number;
+  vacuum_scale: number;
+  insert_threshold: number;
+  insert_scale: number;
+  analyze_threshold: number;
+  analyze_scale: number;
+}
+
+/** The tables of the service's schema that autovacuum's rules say are due, and for what. */
+export function dueTables(stats: readonly TableStats[]): TableWork[] {
+  const work: TableWork[] = [];
+  for (const s of stats) {
+    const rows = Math.max(0, s.reltuples);
+    const vacuum =
+      Number(s.n_dead_tup) > s.vacuum_threshold + s.vacuum_scale * rows ||
+      (s.insert_threshold >= 0 && Number(s.n_ins_since_vacuum) > s.insert_threshold + s.insert_scale * rows);
+    const analyze = Number(s.n_mod_since_analyze) > s.analyze_threshold + s.analyze_scale * rows;
+    if (vacuum || analyze) work.push({ table: s.relname, vacuum, analyze });
+  }
+  return work;
+}
+
+/** Whether this database needs the service to do autovacuum's work. */
+export async function needsMaintenance(db: Db, kind: 'pglite' | 'postgres'): Promise<boolean> {
+  if (kind === 'pglite') return true;
+  const { rows } = await sql<{ autovacuum: string }>`select current_setting('autovacuum') as autovacuum`.execute(db);
+  return rows[0]?.autovacuum !== 'on';
+}
+
+/**
+ * One round: under an advisory lock (several processes, one maintainer), vacuums and analyses
+ * the tables that are due, one statement each, outside any transaction (VACUUM cannot run in
+ * one). Returns what was done; an empty list when nothing was due or another process holds the
+ * lock.
+ */
+export async function maintenanceRound(db: Db, kind: 'pglite' | 'postgres'): Promise<TableWork[]> {
+  return db.connection().execute(async (conn) => {
+    const { rows: locked } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MAINTENANCE_LOCK}) as ok`.execute(conn);
+    if (!locked[0]?.ok) return [];
+    try {
+      // The counters below are what backends have reported; PGlite's single backend reports
+      // its own only when asked to (at the end of the next statement).
+      if (kind === 'pglite') await sql`select pg_stat_force_next_flush()`.execute(conn);
+      const { rows: stats } = await sql<TableStats>`
+        select s.relname, c.reltuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze,
+               current_setting('autovacuum_vacuum_threshold')::float8 as vacuum_threshold,
+               current_setting('autovacuum_vacuum_scale_factor')::float8 as vacuum_scale,
+               current_setting('autovacuum_vacuum_insert_threshold')::float8 as insert_threshold,
+               current_setting('autovacuum_vacuum_insert_scale_factor')::float8 as insert_scale,
+               current_setting('autovacuum_analyze_threshold')::float8 as analyze_threshold,
+               current_setting('autovacuum_analyze_scale_factor')::float8 as analyze_scale
+          from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+         where s.schemaname = current_schema()
+         order by s.relname`.execute(conn);
+      const work = dueTables(stats);
+      for (const w of work) {
+        const action = w.vacuum ? (w.analyze ? sql.raw('vacuum (analyze)') : sql.raw('vacuum')) : sql.raw('analyze');
+        await sql`${action} ${sql.id(w.table)}`.execute(conn);
+      }
+      return work;
+    } finally {
+      await sql`select pg_advisory_unlock(${MAINTENANCE_LOCK})`.execute(conn);
+    }
+  });
+}
