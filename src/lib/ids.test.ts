@@ -82,6 +82,15 @@ describe('randomAlphanumeric and randomToken', () => {
     }
   });
 
+  test('randomAlphanumeric draws every character equally often (no modulo bias)', () => {
+    const counts = new Map<string, number>();
+    for (const c of randomAlphanumeric(200_000)) counts.set(c, (counts.get(c) ?? 0) + 1);
+    assert.equal(counts.size, 62);
+    // Expected 3,226 each (standard deviation 56). Bytes taken modulo 62 without dropping 248..255
+    // would give the first eight characters 5/4 of the others' share: over 4,000.
+    for (const [c, n] of counts) assert.ok(n > 2_900 && n < 3_550, `${c} drawn ${n} times`);
+  });
+
   test('randomToken is base64url of the requested number of random bytes', () => {
     const token = randomToken();
     assert.equal(Buffer.from(token, 'base64url').length, 32);

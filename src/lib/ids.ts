@@ -1,18 +1,34 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { assert } from './assert.ts';
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
-/** Random alphanumerics from the CSPRNG, without modulo bias. */
+/** Bytes below this are kept: 4 × 62, so `byte % 62` is uniform. */
+const ALNUM_LIMIT = 4 * ALNUM.length;
+
+/** Random alphanumerics from the CSPRNG, without modulo bias (bytes past 4 × 62 are drawn again). */
 export function randomAlphanumeric(length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += ALNUM[randomInt(ALNUM.length)];
+  while (out.length < length) {
+    // One draw for the whole string, almost always (a byte is kept with probability 248/256).
+    for (const byte of randomBytes(length - out.length + 4)) {
+      if (byte < ALNUM_LIMIT && out.length < length) out += ALNUM[byte % ALNUM.length];
+    }
+  }
   return out;
 }
 
-/** `yyyyMMddHHmm` in UTC. */
+let stampMinute = Number.NaN;
+let stamp = '';
+
+/** `yyyyMMddHHmm` in UTC (formatted once a minute: every transfer needs one). */
 function minuteStamp(at: Date): string {
-  return at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
+  const minute = Math.floor(at.getTime() / 60_000);
+  if (minute !== stampMinute) {
+    stamp = at.toISOString().slice(0, 16).replace(/[-T:]/g, '');
+    stampMinute = minute;
+  }
+  return stamp;
 }
 
 /**
