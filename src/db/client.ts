@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -25,6 +26,36 @@ const NUMERIC_OID = 1700;
  */
 const parseInt8 = (value: string): bigint => BigInt(value);
 const keepString = (value: string): string => value;
+
+/**
+ * A statement whose text starts with this comment is prepared once per connection on
+ * PostgreSQL (a named statement): later calls bind and execute it, where an unnamed one is parsed
+ * and planned on every call. For the hot statements whose text never varies with their input
+ * (a list page's parse and plan cost PostgreSQL 0.29 ms, more than running it). PGlite ignores it.
+ */
+export const PREPARED = '/* prepared */ ';
+const statementNames = new Map<string, string>();
+/** Prepared statements stay on their connection; a bound on how many texts get one. */
+const MAX_PREPARED_TEXTS = 256;
+
+function statementName(text: string): string | undefined {
+  let name = statementNames.get(text);
+  if (name === undefined && statementNames.size < MAX_PREPARED_TEXTS) {
+    name = `p${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Makes `client.query(text, values)` use a named statement for the texts marked PREPARED. */
+function prepareMarked(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const [text, values] = args;
+    const name = typeof text === 'string' && text.startsWith(PREPARED) ? statementName(text) : undefined;
+    return name ? query({ name, text, values }) : query(...args);
+  }) as typeof client.query;
+}
 
 export interface OpenOptions {
   /** PostgreSQL connection string; absent means embedded PGlite. */
@@ -57,6 +88,7 @@ function openPostgres(url: string, poolSize: number): Database {
   pool.on('error', () => undefined);
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
+    prepareMarked(client);
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres', close: () => db.destroy() };

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
-import { openDatabase } from './client.ts';
+import { openDatabase, PREPARED } from './client.ts';
 import { appliedVersion, LATEST_MIGRATION, migrate } from './migrate.ts';
 import { schemaSnapshot } from './schema-snapshot.ts';
 
@@ -25,6 +25,21 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.ok(row.at instanceof Date);
     assert.equal((row.at as Date).toISOString(), '2026-11-22T12:00:00.123Z');
     assert.equal(row.count, 2n);
+  });
+
+  it('prepares a marked statement once per connection and binds it on later calls', async () => {
+    const marked = (n: number) => sql<{ x: number }>`${sql.raw(PREPARED)}select ${n}::int4 + 1 as x`;
+    await t.db.connection().execute(async (conn) => {
+      assert.deepEqual((await marked(1).execute(conn)).rows, [{ x: 2 }]);
+      assert.deepEqual((await marked(41).execute(conn)).rows, [{ x: 42 }]);
+      await sql`select ${1}::int4 as unmarked`.execute(conn);
+      if (!onPostgres) return; // PGlite: the mark is a comment, nothing more.
+      const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(conn);
+      assert.deepEqual(
+        rows.map((r) => r.statement),
+        [`${PREPARED}select $1::int4 + 1 as x`],
+      );
+    });
   });
 
   it('round-trips bigint parameters beyond 2^53 exactly', async () => {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Trx } from '../../db/client.ts';
+import { PREPARED, type Trx } from '../../db/client.ts';
 
 export type EventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
 
@@ -32,7 +32,7 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
     payload: event.payload,
     created_at: event.now.toISOString(),
   }));
-  await sql`
+  await sql`${sql.raw(PREPARED)}
     with o as (
       insert into outbox (account_id, event_type, transaction_id, payload, created_at, dispatched_at)
       select e.account_id, e.event_type, e.transaction_id, e.payload, e.created_at, e.created_at

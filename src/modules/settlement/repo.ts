@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Trx } from '../../db/client.ts';
+import { PREPARED, type Trx } from '../../db/client.ts';
 
 export interface SettledRow {
   transaction_id: bigint;
@@ -22,7 +22,7 @@ export async function settleBatch(
     reasonRefundRejected: string;
   },
 ): Promise<SettledRow[]> {
-  const result = await sql<SettledRow>`
+  const result = await sql<SettledRow>`${sql.raw(PREPARED)}
     select transaction_id, outcome, received_id from pix_settle_batch(
       ${o.now}::timestamptz, ${o.normDueBefore}::timestamptz, ${o.force}, ${o.limit}::int4,
       ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected}, ${o.reasonRefundRejected})`.execute(trx);

@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { DbExecutor } from '../../db/client.ts';
+import { PREPARED, type DbExecutor } from '../../db/client.ts';
 import type { DB } from '../../db/schema.ts';
 
 export type TransactionType = 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
@@ -63,7 +63,7 @@ export async function listTransactions(db: DbExecutor, f: ListFilter, page: { of
     ? db.selectFrom(filtered(db, f).select('id').limit(page.cap).as('capped')).select((eb) => eb.fn.countAll<bigint>().as('total'))
     : filtered(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
   // The page and the count in one statement: one round trip to the database, not two.
-  const result = await sql<TransactionRow & { total: bigint }>`
+  const result = await sql<TransactionRow & { total: bigint }>`${sql.raw(PREPARED)}
     with page as (${rows}), counted as (${counted})
     select page.*, counted.total from counted left join page on true
      order by page.created_at desc, page.id desc`.execute(db);

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/client.ts';
+import { PREPARED, type Db } from '../../db/client.ts';
 
 export type CreateOutcome =
   | 'created'
@@ -57,7 +57,7 @@ export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]
     end_to_end_id: row.endToEndId,
     now: row.now.toISOString(),
   }));
-  const result = await sql<CreateResult & { ord: number }>`
+  const result = await sql<CreateResult & { ord: number }>`${sql.raw(PREPARED)}
     select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb, ${holdShard}::int4)`.execute(db);
   const answers: CreateResult[] = new Array(rows.length);
   for (const r of result.rows) answers[r.ord] = r;

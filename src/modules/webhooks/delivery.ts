@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/client.ts';
+import { PREPARED, type Db } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Attempt, WebhookSender } from './sender.ts';
 import { DELIVERY_TIMEOUT_MS } from './sender.ts';
@@ -87,7 +87,7 @@ interface ClaimedDelivery {
 async function claimDue(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit: number): Promise<ClaimedDelivery[]> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + LEASE_MS);
-  const result = await sql<ClaimedDelivery>`
+  const result = await sql<ClaimedDelivery>`${sql.raw(PREPARED)}
     with claimed as (
       update webhook_deliveries d
          set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}::timestamptz, last_attempt_at = ${now}::timestamptz
@@ -142,7 +142,7 @@ async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readon
     created_at: attempt.sentAt.toISOString(),
   }));
   // One statement (one round trip, atomic by itself): the deliveries' next states and the log.
-  await sql`
+  await sql`${sql.raw(PREPARED)}
     with moved as (
       update webhook_deliveries d set status = v.status, next_attempt_at = v.next
         from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
