@@ -30,6 +30,22 @@ export interface WorkerOptions extends SettlementDeps {
 }
 
 /**
+ * Waits `ms`, or less: `expose` is handed the function that ends the wait at once, and
+ * `undefined` when the wait is over.
+ */
+function nap(ms: number, expose: (wake: (() => void) | undefined) => void): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      expose(undefined);
+      resolve();
+    }
+    expose(done);
+  });
+}
+
+/**
  * The settlement loop: settles what is due, then sleeps until woken (a HIGH transfer accepted
  * in this process or NOTIFYed by another) or until the next poll, which also brings NORM
  * transfers to their turn. Stopping lets the current batch commit and releases every claim.
@@ -133,15 +149,7 @@ export class Worker {
         this.#options.log.error({ err: error }, 'webhook delivery round failed; retrying');
       }
       if (!busy && this.#running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, pollMs);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.#wakeDelivery = done;
-        });
-        this.#wakeDelivery = undefined;
+        await nap(pollMs, (wake) => (this.#wakeDelivery = wake));
       }
     }
   }
@@ -160,15 +168,7 @@ export class Worker {
     }
     log.info({ intervalMs }, 'autovacuum does not run on this database: the worker vacuums and analyses its tables');
     while (this.#running) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, intervalMs);
-        function done() {
-          clearTimeout(timer);
-          resolve();
-        }
-        this.#wakeMaintenance = done;
-      });
-      this.#wakeMaintenance = undefined;
+      await nap(intervalMs, (wake) => (this.#wakeMaintenance = wake));
       if (!this.#running) break;
       try {
         for (const work of await maintenanceRound(db, kind)) log.info(work, 'table maintenance');
@@ -179,15 +179,7 @@ export class Worker {
   }
 
   #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.#wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.#wake = done;
-    });
+    return nap(ms, (wake) => (this.#wake = wake));
   }
 
   async #listen(url: string): Promise<void> {
