@@ -9,7 +9,7 @@ import type { Db } from './db/client.ts';
 import { accountAuthentication, adminAuthentication } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
-import { loggerOptions } from './http/logging.ts';
+import { lazyChildLogger, loggerOptions } from './http/logging.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema } from './http/schemas.ts';
 import { registerValidation } from './http/validation.ts';
@@ -70,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       deps.logLevel === false
         ? false
         : { ...loggerOptions(deps.logLevel ?? 'info'), ...(deps.logStream ? { stream: deps.logStream } : {}) },
+    childLoggerFactory: (logger, bindings, options) => lazyChildLogger(logger, bindings, options),
     bodyLimit: BODY_LIMIT_BYTES,
     requestIdHeader: false,
     genReqId: (req) => {

@@ -87,8 +87,10 @@ describe('HTTP plumbing', () => {
     const body = isErrorBody(res.json(), 500);
     assert.equal(body.message, 'Internal server error');
     assert.doesNotMatch(res.body, /hunter2/);
-    const logged = t.logs.map((l) => JSON.parse(l) as { msg?: string; err?: { stack?: string } }).find((l) => l.msg === 'unhandled error');
+    const logged = t.logs.map((l) => JSON.parse(l) as { msg?: string; reqId?: string; err?: { stack?: string } }).find((l) => l.msg === 'unhandled error');
     assert.ok(logged?.err?.stack?.includes('hunter2'), 'the stack is logged for the operator');
+    // The request's logger is bound to its id, as the answer names it.
+    assert.equal(logged?.reqId, res.headers['x-request-id']);
   });
 
   it('gives every answer a request id, echoing a sane x-request-id', async () => {

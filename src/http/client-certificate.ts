@@ -1,7 +1,7 @@
 import { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { fromX509, parsePemCertificate, type ParsedCertificate } from '../lib/certificate.ts';
-import { Lru } from '../lib/lru.ts';
+import { LongKeyLru } from '../lib/lru.ts';
 
 export const CERT_HEADER = 'x-ssl-client-cert';
 
@@ -53,7 +53,7 @@ export function presentedCertificate(request: FastifyRequest, trust: Certificate
 }
 
 /** Parsed headers: a client sends the same certificate with every request. */
-const parsedHeaders = new Lru<string, PresentedCertificate>(1_000);
+const parsedHeaders = new LongKeyLru<PresentedCertificate>(1_000);
 
 /** The header carries a URL-encoded PEM (as nginx's $ssl_client_escaped_cert). */
 export function parseCertificateHeader(raw: string): PresentedCertificate {

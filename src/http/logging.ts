@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Bindings, ChildLoggerOptions, Logger } from 'pino';
 
 /**
  * Log redaction: tokens, secrets, certificates and documents never reach the logs. Bodies are
@@ -54,4 +55,71 @@ export function loggerOptions(level: string) {
       },
     },
   };
+}
+
+type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LogArgs = Parameters<FastifyBaseLogger['info']>;
+
+/**
+ * Fastify gives every request a child logger bound to its id. A pino child costs about 5 µs
+ * with redaction configured (the redaction's wildcard paths run over the bindings), 6% of a
+ * balance read in the service, and most requests never log at the configured level. This one
+ * makes the child on the first message that would be written; until then a message below the
+ * level costs one comparison. What reaches the log is the real child's output, redacted alike.
+ */
+class LazyChildLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #real(): FastifyBaseLogger {
+    return (this.#child ??= this.#parent.child(this.#bindings, this.#options));
+  }
+
+  #log(level: Level, args: LogArgs): void {
+    if (this.#child === undefined && (this.#parent as unknown as Logger).isLevelEnabled?.(level) === false) return;
+    (this.#real()[level] as (...a: LogArgs) => void)(...args);
+  }
+
+  get level(): string {
+    return (this.#child ?? this.#parent).level;
+  }
+  set level(level: string) {
+    this.#real().level = level;
+  }
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
+  fatal(...args: LogArgs) {
+    this.#log('fatal', args);
+  }
+  error(...args: LogArgs) {
+    this.#log('error', args);
+  }
+  warn(...args: LogArgs) {
+    this.#log('warn', args);
+  }
+  info(...args: LogArgs) {
+    this.#log('info', args);
+  }
+  debug(...args: LogArgs) {
+    this.#log('debug', args);
+  }
+  trace(...args: LogArgs) {
+    this.#log('trace', args);
+  }
+  silent() {}
+}
+
+export function lazyChildLogger(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  // A route's own log level changes what is enabled: that child is made at once.
+  if (options.level !== undefined) return parent.child(bindings, options);
+  return new LazyChildLogger(parent, bindings, options) as unknown as FastifyBaseLogger;
 }

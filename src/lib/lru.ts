@@ -26,3 +26,46 @@ export class Lru<K, V> {
     this.#map.delete(key);
   }
 }
+
+/** Keys longer than this are looked up by their length and a sample of their characters. */
+const LONG_KEY = 96;
+const SAMPLES = 6;
+const SAMPLE = 12;
+
+/**
+ * An Lru for long string keys: bearer tokens, certificate headers of 2 KB. A Map hashes the
+ * whole of a key it is given, and a header is a new string on every request, so a lookup cost
+ * about 5 µs for a certificate (12% of a balance read's time in the service). This one hashes a
+ * long key's length and six short samples spread over it, and checks a hit against the whole
+ * key, so two keys that share the samples only evict each other. Spread, not the tail: every
+ * PEM ends with the same footer, and JWTs of one issuer start with the same header.
+ */
+export class LongKeyLru<V> {
+  readonly #lru: Lru<string, { key: string; value: V }>;
+
+  constructor(capacity: number) {
+    this.#lru = new Lru(capacity);
+  }
+
+  get(key: string): V | undefined {
+    const entry = this.#lru.get(bucket(key));
+    return entry !== undefined && entry.key === key ? entry.value : undefined;
+  }
+
+  set(key: string, value: V): void {
+    this.#lru.set(bucket(key), { key, value });
+  }
+
+  delete(key: string): void {
+    const slot = bucket(key);
+    if (this.#lru.get(slot)?.key === key) this.#lru.delete(slot);
+  }
+}
+
+function bucket(key: string): string {
+  if (key.length <= LONG_KEY) return key;
+  let slot = `${key.length}`;
+  const step = Math.floor((key.length - SAMPLE) / (SAMPLES - 1));
+  for (let i = 0; i < SAMPLES; i++) slot += key.slice(i * step, i * step + SAMPLE);
+  return slot;
+}

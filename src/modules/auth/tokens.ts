@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { Lru } from '../../lib/lru.ts';
+import { LongKeyLru } from '../../lib/lru.ts';
 
 export const TOKEN_LIFETIME_SECONDS = 1800;
 const ALGORITHM = 'EdDSA';
@@ -30,7 +30,7 @@ export class TokenService {
   readonly #publicKeys = new Map<string, Promise<CryptoKey | null>>();
   /** Tokens already verified: the signature check is the costly part and its answer never
    * changes; expiry is checked again on every use. */
-  readonly #verified = new Lru<string, TokenClaims & { expiresAtMs: number }>(10_000);
+  readonly #verified = new LongKeyLru<TokenClaims & { expiresAtMs: number }>(10_000);
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
