@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { timestamptzParser } from './timestamptz.ts';
 import type { DB } from './schema.ts';
 
 export type Db = Kysely<DB>;
@@ -19,12 +20,14 @@ export interface Database {
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+const TIMESTAMPTZ_OID = 1184;
 
 /**
  * The same type parsing on both drivers: int8 becomes bigint (money and ids never pass through
  * a float), numeric stays a decimal string, timestamptz becomes a Date.
  */
 const parseInt8 = (value: string): bigint => BigInt(value);
+const parseTimestamptz = timestamptzParser(pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text'));
 const keepString = (value: string): string => value;
 
 /**
@@ -79,6 +82,7 @@ function openPostgres(url: string, poolSize: number): Database {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8_OID) return parseInt8;
         if (oid === NUMERIC_OID) return keepString;
+        if (oid === TIMESTAMPTZ_OID && format !== 'binary') return parseTimestamptz;
         return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
       }) as typeof pg.types.getTypeParser,
     },

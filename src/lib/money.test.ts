@@ -41,6 +41,28 @@ describe('parseDecimal', () => {
     assert.equal(parseDecimal('9999999999999999.99'), null);
   });
 
+  test('formatCentavos and centavosToNumber: the integer-double fast path gives what BigInt arithmetic and the decimal text give', () => {
+    const reference = (c: bigint) => {
+      const abs = c < 0n ? -c : c;
+      const text = `${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
+      return c < 0n ? `-${text}` : text;
+    };
+    const safe = BigInt(Number.MAX_SAFE_INTEGER);
+    const any = fc.oneof(
+      fc.bigInt({ min: -(2n ** 60n), max: 2n ** 60n }),
+      fc.bigInt({ min: -1_000n, max: 1_000n }),
+      fc.bigInt({ min: safe - 1_000n, max: safe + 1_000n }),
+      fc.bigInt({ min: -safe - 1_000n, max: -safe + 1_000n }),
+    );
+    fc.assert(
+      fc.property(any, (c) => {
+        assert.equal(formatCentavos(c), reference(c));
+        assert.equal(centavosToNumber(c), Number(reference(c)));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+
   test('round trip: parseDecimal(formatCentavos(c)) === c for every amount in range', () => {
     fc.assert(fc.property(amounts, (c) => parseDecimal(formatCentavos(c)) === c), RUNS);
   });

@@ -38,8 +38,19 @@ export function numberToCentavos(value: number): bigint | null {
   return parseDecimal(String(value));
 }
 
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
 /** Centavos as a decimal string with 2 places: 12345n -> "123.45", -5n -> "-0.05". */
 export function formatCentavos(centavos: bigint): string {
+  // Up to 2^53 in integer doubles, which are exact there: a page of transactions formats sixty
+  // amounts, and BigInt division allocates.
+  if (centavos <= SAFE && centavos >= -SAFE) {
+    const n = Number(centavos);
+    const abs = Math.abs(n);
+    const cents = abs % 100;
+    const text = `${(abs - cents) / 100}.${cents < 10 ? '0' : ''}${cents}`;
+    return n < 0 ? `-${text}` : text;
+  }
   const negative = centavos < 0n;
   const abs = negative ? -centavos : centavos;
   const text = `${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
@@ -51,5 +62,8 @@ export function formatCentavos(centavos: bigint): string {
  * the exact decimal text, so it is the double nearest to it and prints back as that decimal.
  */
 export function centavosToNumber(centavos: bigint): number {
+  // Below 2^53 both the centavos and 100 are exact doubles, and IEEE division rounds the exact
+  // quotient, which is that decimal: the same double as parsing its text.
+  if (centavos <= SAFE && centavos >= -SAFE) return Number(centavos) / 100;
   return Number(formatCentavos(centavos));
 }
