@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { LongKeyLru } from '../lib/lru.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { timestamptzParser } from './timestamptz.ts';
 import type { DB } from './schema.ts';
@@ -37,13 +38,13 @@ const keepString = (value: string): string => value;
  * (a list page's parse and plan cost PostgreSQL 0.29 ms, more than running it). PGlite ignores it.
  */
 export const PREPARED = '/* prepared */ ';
-const statementNames = new Map<string, string>();
-/** Prepared statements stay on their connection; a bound on how many texts get one. */
-const MAX_PREPARED_TEXTS = 256;
+/** The names of marked texts (a Map would hash each new text whole: LongKeyLru samples it). */
+const statementNames = new LongKeyLru<string>(256);
 
-function statementName(text: string): string | undefined {
+function statementName(text: string): string {
   let name = statementNames.get(text);
-  if (name === undefined && statementNames.size < MAX_PREPARED_TEXTS) {
+  if (name === undefined) {
+    // Derived from the text alone: a text that was evicted gets its own name back.
     name = `p${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
     statementNames.set(text, name);
   }
@@ -55,8 +56,7 @@ function prepareMarked(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((...args: unknown[]) => {
     const [text, values] = args;
-    const name = typeof text === 'string' && text.startsWith(PREPARED) ? statementName(text) : undefined;
-    return name ? query({ name, text, values }) : query(...args);
+    return typeof text === 'string' && text.startsWith(PREPARED) ? query({ name: statementName(text), text, values }) : query(...args);
   }) as typeof client.query;
 }
 
