@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ADMIN_SECURITY, errorResponses, IdParam, Timestamp } from '../../http/schemas.ts';
+import { ADMIN_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
 import { closeMed, openMed, type MedDeps } from './service.ts';
 
 const Reason = Type.Union([Type.Literal('FRAUD'), Type.Literal('OPERATIONAL_FLAW')], {
@@ -10,15 +10,15 @@ const Reason = Type.Union([Type.Literal('FRAUD'), Type.Literal('OPERATIONAL_FLAW
 /** The MED as its webhooks carry it. */
 export const Med = Type.Object({
   id: Type.Integer({ description: 'MED id' }),
-  endToEndId: Type.Union([Type.String(), Type.Null()], { description: 'The disputed PIX' }),
+  endToEndId: Nullable(Type.String({ description: 'The disputed PIX' })),
   transactionId: Type.Integer({ description: 'Transaction id of the disputed PIX' }),
   amount: Type.String({ description: 'Amount blocked, decimal with 2 places' }),
   currency: Type.Literal('BRL'),
   reason: Reason,
-  details: Type.Union([Type.String(), Type.Null()]),
+  details: Nullable(Type.String()),
   status: Type.Union([Type.Literal('OPEN'), Type.Literal('ACCEPTED'), Type.Literal('REJECTED')]),
   createdAt: Timestamp(),
-  closedAt: Type.Union([Timestamp(), Type.Null()]),
+  closedAt: Nullable(Timestamp()),
   refund: Type.Union([
     Type.Object({ id: Type.String(), rtrId: Type.String(), natureza: Type.String(), status: Type.String() }),
     Type.Null(),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ADMIN_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { ADMIN_SECURITY, errorResponses, Nullable, Timestamp } from '../../http/schemas.ts';
 import { receiveIncomingPix, receiveIncomingRefund, registerExternalKey, settleNow, type SandboxDeps } from './service.ts';
 
 const Decimal2 = (description: string) => Type.String({ pattern: '^[0-9]{1,16}\\.[0-9]{2}$', description });
@@ -39,7 +39,7 @@ export const sandboxRoutes =
             { additionalProperties: false },
           ),
           response: {
-            201: Type.Object({ key: Type.String(), type: Type.String(), ispb: Type.String(), behavior: Type.Union([Type.String(), Type.Null()]) }),
+            201: Type.Object({ key: Type.String(), type: Type.String(), ispb: Type.String(), behavior: Nullable(Type.String()) }),
             ...errorResponses(400, 401, 409),
           },
         },

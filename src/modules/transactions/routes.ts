@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { BEARER_SECURITY, errorResponses, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { findOne, listForAccount, type TransactionsDeps } from './service.ts';
@@ -9,7 +9,6 @@ import { listView, statusView } from './views.ts';
 const Status = Type.Union([Type.Literal('PENDING'), Type.Literal('CONFIRMED'), Type.Literal('ERROR')]);
 const Kind = Type.Union([Type.Literal('PAYMENT'), Type.Literal('WITHDRAW'), Type.Literal('REFUND_IN'), Type.Literal('REFUND_OUT')]);
 const DateParam = (description: string) => Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description });
-const Nullable = <T extends ReturnType<typeof Type.String>>(schema: T) => Type.Union([schema, Type.Null()]);
 const NString = Nullable(Type.String());
 
 const baseQuery = (maxSize: number, defaultDays: number) => ({
@@ -35,7 +34,7 @@ const ListItem = Type.Object({
   externalId: NString,
   status: Type.String({ description: 'Pendente, Confirmado or Error' }),
   operationType: Type.String({ description: 'Pix in, Pix out, Refund in or Refund out' }),
-  movementType: Type.Union([Type.Literal('CREDIT'), Type.Literal('DEBIT')]),
+  movementType: StringEnum(['CREDIT', 'DEBIT']),
   originalAmount: Type.Number(),
   feeAmount: Type.Number(),
   finalAmount: Type.Number(),

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { BEARER_SECURITY, errorResponses, IdParam, Timestamp } from '../../http/schemas.ts';
+import { BEARER_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
 import { Metadata } from '../transactions/routes.ts';
 import * as service from './service.ts';
 
@@ -45,7 +45,7 @@ const Delivery = Type.Object({
   sentAt: Timestamp(),
   statusCode: Type.Integer({ description: 'Status the destination answered; 0 when it could not be reached' }),
   success: Type.Boolean(),
-  error: Type.Union([Type.String(), Type.Null()]),
+  error: Nullable(Type.String()),
 });
 
 export const webhookRoutes =
@@ -173,14 +173,14 @@ export const webhookRoutes =
                 Type.Object({
                   webhookLogId: Type.Integer(),
                   eventType: Type.String(),
-                  transactionId: Type.Union([Type.Integer(), Type.Null()]),
+                  transactionId: Nullable(Type.Integer()),
                   url: Type.String(),
                   webhookId: Type.String({ description: 'The webhook-id header: the same for every attempt of one notification' }),
                   attempt: Type.Integer(),
-                  statusCode: Type.Union([Type.Integer(), Type.Null()]),
+                  statusCode: Nullable(Type.Integer()),
                   success: Type.Boolean(),
                   durationMs: Type.Integer(),
-                  error: Type.Union([Type.String(), Type.Null()]),
+                  error: Nullable(Type.String()),
                   isResend: Type.Boolean(),
                   createdAt: Timestamp(),
                 }),
