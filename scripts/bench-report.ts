@@ -29,7 +29,9 @@ export interface Results {
     listRows: number;
     database: string;
   };
+  /** pgbench tps: the mean of the runs right before and right after the spread run. */
   reference: number;
+  referenceRuns: [number, number];
   hello: LoadResult & Costs;
   balances: LoadResult & Costs;
   spread: LoadResult & Costs & Settling;
@@ -120,7 +122,11 @@ function rows(r: Results): Row[] {
   const refused = r.overload.statuses['503'] ?? 0;
   const onlyStatuses = Object.keys(r.overload.statuses).every((k) => /^\d+$/.test(k));
   return [
-    { label: 'pgbench TPC-B (prepared, 16 clients, scale 16)', rate: r.reference, ratio: '1.00 (database reference)' },
+    {
+      label: `pgbench TPC-B (prepared, 16 clients, scale 16; mean of ${Math.round(r.referenceRuns[0])} just before and ${Math.round(r.referenceRuns[1])} just after the spread run)`,
+      rate: r.reference,
+      ratio: '1.00 (database reference)',
+    },
     {
       label: 'GET / bare Fastify hello-world (child process; its CPU in the service column)',
       rate: r.hello.rate,

@@ -7,15 +7,16 @@
 //   BENCH_BURST=3000 BENCH_SETTLEMENT_DELAY_MS=250 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
 //
 // Runs, in order: hello-world and GET /accounts/balances (closed loop); POST /dict/pix closed loop
-// over all accounts, from one hot payer, and to one hot receiving account of the service; an open
-// loop at a fixed offered rate with a share of HIGH transfers and cash_out webhooks to a local
-// HTTPS receiver; a burst far above capacity; pgbench; the invariants; lists over 1M rows.
+// over all accounts (with pgbench right before and right after it), from one hot payer, and to
+// one hot receiving account of the service; an open loop at a fixed offered rate with a share of
+// HIGH transfers and cash_out webhooks to a local HTTPS receiver; a burst far above capacity; the
+// invariants; lists over 1M rows.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { drained, highLags, invariants, measured, pgbench, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { drained, highLags, invariants, measured, pgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
@@ -136,15 +137,21 @@ async function transferRun(b: Bench, pick: (worker: number, i: number) => Reques
   return { ...run, settled, backlog, drain: await drained(b.url) };
 }
 
-/** 2. Transfers, closed loop: spread over the accounts, one hot payer, one hot receiver (internal transfers). */
-async function transferRuns(b: Bench, hotReceiver: Account) {
+/**
+ * 2. Transfers, closed loop: spread over the accounts, one hot payer, one hot receiver (internal
+ * transfers). pgbench runs right before and right after the spread run, the figure it is the
+ * reference for: on a shared machine the reference drifts within a minute.
+ */
+async function transferRuns(b: Bench, hotReceiver: Account, reference: ReturnType<typeof pgbenchDatabase>) {
   const pick = spreadPick(b);
   await closedLoop(b.http, CLIENTS, 3, (worker, i) => transfer(pick(worker, i)));
   await drained(b.url);
+  const before = reference.run(SECONDS);
   const spread = await transferRun(b, (worker, i) => transfer(pick(worker, i)));
+  const after = reference.run(SECONDS);
   const hot = await transferRun(b, () => transfer(b.accounts[0]!));
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
-  return { spread, hot, hotIn };
+  return { spread, hot, hotIn, reference: (before + after) / 2, referenceRuns: [before, after] as [number, number] };
 }
 
 /** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
@@ -254,6 +261,15 @@ async function openRun(b: Bench, receiver: Receiver) {
   };
 }
 
+async function withPgbench<T>(fn: (reference: ReturnType<typeof pgbenchDatabase>) => Promise<T>): Promise<T> {
+  const reference = pgbenchDatabase();
+  try {
+    return await fn(reference);
+  } finally {
+    reference.drop();
+  }
+}
+
 async function main() {
   const receiver = await startReceiver();
   const name = `pix_bench_${Date.now()}`;
@@ -272,15 +288,14 @@ async function main() {
     const b: Bench = { url, pid: service.pid!, http, accounts };
 
     const web = await httpRuns(b);
-    const transfers = await transferRuns(b, hotReceiver);
+    const transfers = await withPgbench((reference) => transferRuns(b, hotReceiver, reference));
     const open = await openRun(b, receiver);
 
     // 6. Overload: a burst far above capacity.
     const overload = await burst(`http://127.0.0.1:${PORT}`, BURST, (i) => transfer(accounts[i % accounts.length]!), '/health');
     const overloadDrain = await drained(url);
 
-    // The database reference, the ledger invariants, then lists over a large table.
-    const reference = pgbench(SECONDS);
+    // The ledger invariants, then lists over a large table.
     const check = await invariants(url);
     await seedTransactions(url, accounts[1]!.accountId, LIST_ROWS);
     const listGet = (): Request => ({ method: 'GET', path: '/api/transactions?size=20', headers: accounts[1]!.headers });
@@ -301,7 +316,6 @@ async function main() {
         listRows: LIST_ROWS,
         database: url.replace(/\/\/.*@/, '//'),
       },
-      reference,
       ...web,
       ...transfers,
       ...open,
