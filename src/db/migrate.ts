@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { sql } from 'kysely';
+import { cancelTableMaintenance } from '../worker/maintenance.ts';
 import type { Db } from './client.ts';
 
 const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
@@ -39,6 +40,7 @@ export async function migrate(db: Db): Promise<number[]> {
         .execute(conn);
       const rows = await conn.selectFrom('schema_migrations').select('version').execute();
       const applied = new Set(rows.map((r) => r.version));
+      if (migrations.some((m) => !applied.has(m.version))) await cancelTableMaintenance(conn);
       const done: number[] = [];
       for (const m of migrations) {
         if (applied.has(m.version)) continue;

@@ -8,7 +8,7 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/ha
 import { insertAccount } from '../modules/accounts/repo.ts';
 import { createHolderLedgerAccounts } from '../modules/ledger/repo.ts';
 import { systemClock } from '../lib/clock.ts';
-import { dueTables, maintenanceRound, needsMaintenance, type TableWork } from './maintenance.ts';
+import { cancelTableMaintenance, dueTables, MAINTENANCE_LOCK, maintenanceRound, needsMaintenance, type TableWork } from './maintenance.ts';
 import { Worker } from './worker.ts';
 
 const defaults = { vacuum_threshold: 50, vacuum_scale: 0.2, insert_threshold: 1000, insert_scale: 0.2, analyze_threshold: 50, analyze_scale: 0.1 };
@@ -150,12 +150,39 @@ describe('table maintenance where autovacuum does not run', () => {
     const other = new pg.Client({ connectionString: t.url });
     await other.connect();
     try {
-      await other.query('select pg_advisory_lock(7262001)');
+      await other.query('select pg_advisory_lock($1)', [MAINTENANCE_LOCK]);
       assert.deepEqual(await maintenanceRound(t.db, t.database.kind), []);
-      await other.query('select pg_advisory_unlock(7262001)');
+      await other.query('select pg_advisory_unlock($1)', [MAINTENANCE_LOCK]);
       assert.ok((await maintenanceRound(t.db, t.database.kind)).some((w) => w.table === 'settlement_queue' && w.vacuum));
     } finally {
       await other.end();
+    }
+  });
+
+  it('gives way to migrations: a running round is cancelled, as autovacuum yields to DDL', { skip: !onPostgres && 'one connection on PGlite' }, async () => {
+    const maintainer = new pg.Client({ connectionString: t.url });
+    await maintainer.connect();
+    try {
+      // A maintainer in the middle of a long statement, holding the lock as a round does.
+      await maintainer.query('select pg_advisory_lock($1)', [MAINTENANCE_LOCK]);
+      const long = maintainer.query('select pg_sleep(30)').then(
+        () => 'finished',
+        (error: { code?: string }) => error.code,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = Date.now();
+      assert.equal(await cancelTableMaintenance(t.db), 1);
+      assert.equal(await long, '57014'); // query_canceled
+      assert.ok(Date.now() - started < 5_000);
+      // Nothing else to cancel, and never the caller itself.
+      await maintainer.query('select pg_advisory_unlock($1)', [MAINTENANCE_LOCK]);
+      await t.db.connection().execute(async (conn) => {
+        await sql`select pg_advisory_lock(${MAINTENANCE_LOCK})`.execute(conn);
+        assert.equal(await cancelTableMaintenance(conn), 0);
+        await sql`select pg_advisory_unlock(${MAINTENANCE_LOCK})`.execute(conn);
+      });
+    } finally {
+      await maintainer.end();
     }
   });
 });

@@ -19,7 +19,22 @@ import type { Db } from '../db/client.ts';
  */
 
 /** An advisory lock key: one maintainer at a time among the processes sharing the database. */
-const MAINTENANCE_LOCK = 7_262_001;
+export const MAINTENANCE_LOCK = 7_262_001;
+
+/**
+ * Cancels a maintenance round running in another session. Autovacuum gives way to a statement
+ * that needs a conflicting lock; a VACUUM run by hand does not, so a migration's ALTER TABLE
+ * would wait behind it, and every query on that table behind the ALTER. Migrations call this
+ * first. (The round fails, is logged, and runs again later.)
+ */
+export async function cancelTableMaintenance(db: Db): Promise<number> {
+  // A bigint advisory key is held as (classid, objid) = (high, low 32 bits), objsubid 1.
+  const { rows } = await sql<{ cancelled: boolean }>`
+    select pg_cancel_backend(pid) as cancelled from pg_locks
+     where locktype = 'advisory' and classid = 0 and objid = ${MAINTENANCE_LOCK} and objsubid = 1
+       and granted and pid <> pg_backend_pid()`.execute(db);
+  return rows.filter((r) => r.cancelled).length;
+}
 
 export interface TableWork {
   table: string;
