@@ -92,7 +92,12 @@ export async function seedTransactions(url: string, accountId: number, rows: num
  * (prepared statements, 16 clients), so the reference can be taken right beside the runs it is
  * compared with.
  */
-export function pgbenchDatabase(): { run(seconds: number): number; drop(): void } {
+export interface PgbenchDatabase {
+  run(seconds: number): number;
+  drop(): void;
+}
+
+export function pgbenchDatabase(): PgbenchDatabase {
   const name = `pix_bench_pgbench_${Date.now()}`;
   execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', name]);
   const drop = () => execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--force', name]);

@@ -16,7 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { drained, highLags, invariants, measured, pgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
@@ -142,7 +142,7 @@ async function transferRun(b: Bench, pick: (worker: number, i: number) => Reques
  * transfers). pgbench runs right before and right after the spread run, the figure it is the
  * reference for: on a shared machine the reference drifts within a minute.
  */
-async function transferRuns(b: Bench, hotReceiver: Account, reference: ReturnType<typeof pgbenchDatabase>) {
+async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDatabase) {
   const pick = spreadPick(b);
   await closedLoop(b.http, CLIENTS, 3, (worker, i) => transfer(pick(worker, i)));
   await drained(b.url);
@@ -261,7 +261,7 @@ async function openRun(b: Bench, receiver: Receiver) {
   };
 }
 
-async function withPgbench<T>(fn: (reference: ReturnType<typeof pgbenchDatabase>) => Promise<T>): Promise<T> {
+async function withPgbench<T>(fn: (reference: PgbenchDatabase) => Promise<T>): Promise<T> {
   const reference = pgbenchDatabase();
   try {
     return await fn(reference);

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -45,7 +45,7 @@ function statementName(text: string): string {
   let name = statementNames.get(text);
   if (name === undefined) {
     // Derived from the text alone: a text that was evicted gets its own name back.
-    name = `p${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    name = `p${hash('sha256', text, 'hex').slice(0, 24)}`;
     statementNames.set(text, name);
   }
   return name;

@@ -38,7 +38,8 @@ function parseCommon(text: string): Date | null {
     const start = ++i;
     while (i < n && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) i++;
     if (i === start) return null;
-    for (let k = start, scale = 100; k < start + 3 && k < i; k++, scale /= 10) ms += (text.charCodeAt(k) - 48) * scale;
+    const kept = Math.min(3, i - start);
+    ms = digits(text, start, kept) * 10 ** (3 - kept);
   }
   const sign = text.charCodeAt(i);
   if (sign !== PLUS && sign !== DASH) return null;

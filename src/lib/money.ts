@@ -42,18 +42,21 @@ const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Centavos as a decimal string with 2 places: 12345n -> "123.45", -5n -> "-0.05". */
 export function formatCentavos(centavos: bigint): string {
-  // Up to 2^53 in integer doubles, which are exact there: a page of transactions formats sixty
-  // amounts, and BigInt division allocates.
-  if (centavos <= SAFE && centavos >= -SAFE) {
-    const n = Number(centavos);
-    const abs = Math.abs(n);
-    const cents = abs % 100;
-    const text = `${(abs - cents) / 100}.${cents < 10 ? '0' : ''}${cents}`;
-    return n < 0 ? `-${text}` : text;
-  }
   const negative = centavos < 0n;
-  const abs = negative ? -centavos : centavos;
-  const text = `${abs / 100n}.${(abs % 100n).toString().padStart(2, '0')}`;
+  let whole: number | bigint;
+  let cents: number | bigint;
+  if (centavos <= SAFE && centavos >= -SAFE) {
+    // Up to 2^53 in integer doubles, which are exact there: a page of transactions formats
+    // sixty amounts, and BigInt division allocates.
+    const abs = Math.abs(Number(centavos));
+    cents = abs % 100;
+    whole = (abs - cents) / 100;
+  } else {
+    const abs = negative ? -centavos : centavos;
+    cents = abs % 100n;
+    whole = abs / 100n;
+  }
+  const text = `${whole}.${cents < 10 ? '0' : ''}${cents}`;
   return negative ? `-${text}` : text;
 }
 

@@ -92,14 +92,15 @@ export async function maintenanceRound(db: Db, kind: 'pglite' | 'postgres'): Pro
       // its own only when asked to (at the end of the next statement).
       if (kind === 'pglite') await sql`select pg_stat_force_next_flush()`.execute(conn);
       const { rows: stats } = await sql<TableStats>`
-        select s.relname, c.reltuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze,
-               current_setting('autovacuum_vacuum_threshold')::float8 as vacuum_threshold,
-               current_setting('autovacuum_vacuum_scale_factor')::float8 as vacuum_scale,
-               current_setting('autovacuum_vacuum_insert_threshold')::float8 as insert_threshold,
-               current_setting('autovacuum_vacuum_insert_scale_factor')::float8 as insert_scale,
-               current_setting('autovacuum_analyze_threshold')::float8 as analyze_threshold,
-               current_setting('autovacuum_analyze_scale_factor')::float8 as analyze_scale
-          from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+        with settings as (
+          select current_setting('autovacuum_vacuum_threshold')::float8 as vacuum_threshold,
+                 current_setting('autovacuum_vacuum_scale_factor')::float8 as vacuum_scale,
+                 current_setting('autovacuum_vacuum_insert_threshold')::float8 as insert_threshold,
+                 current_setting('autovacuum_vacuum_insert_scale_factor')::float8 as insert_scale,
+                 current_setting('autovacuum_analyze_threshold')::float8 as analyze_threshold,
+                 current_setting('autovacuum_analyze_scale_factor')::float8 as analyze_scale)
+        select s.relname, c.reltuples, s.n_dead_tup, s.n_ins_since_vacuum, s.n_mod_since_analyze, settings.*
+          from pg_stat_user_tables s join pg_class c on c.oid = s.relid cross join settings
          where s.schemaname = current_schema()
          order by s.relname`.execute(conn);
       const work = dueTables(stats);
