@@ -282,6 +282,54 @@ describe('settlement', () => {
     assert.deepEqual(kinds.map((k) => k.kind), ['transfer_hold', 'transfer_settle_internal']);
   });
 
+  it('one round settles many payers to one receiver and to other institutions together: each credit counted once', async () => {
+    const receiver = await createClient(t, { name: 'Recebedora Quente' });
+    const key = await ownKey(t, receiver.accountId);
+    const target = await externalKey(t);
+    const payers = [payer, await createClient(t, { name: 'Segunda Pagadora' }), await createClient(t, { name: 'Terceira Pagadora' })];
+    for (const p of payers.slice(1)) await creditAccount(t.db, p.accountId, 100_000n);
+    const before = await Promise.all(payers.map((p) => balances(t.db, p.accountId)));
+    const internal: Sent[] = [];
+    const external: Sent[] = [];
+    for (let i = 0; i < 3; i++) {
+      for (const p of payers) {
+        internal.push(await send(t, p, { pixKey: key, description: `interna ${i}` }));
+        external.push(await send(t, p, { pixKey: target.key }));
+      }
+    }
+    t.clock.advance(1000);
+    assert.deepEqual(await due(), { settled: 18, failed: 0 });
+
+    assert.deepEqual(await balances(t.db, receiver.accountId), { available: 9n * 1050n, blocked: 0n });
+    for (const [i, p] of payers.entries()) {
+      assert.deepEqual(await balances(t.db, p.accountId), { available: before[i]!.available - 6n * 1050n, blocked: before[i]!.blocked });
+    }
+    const received = await t.db
+      .selectFrom('transactions')
+      .select(['end_to_end_id', 'type', 'status', 'amount_centavos', 'counterpart_account_id', 'counterpart_name', 'description'])
+      .where('account_id', '=', BigInt(receiver.accountId))
+      .orderBy('id')
+      .execute();
+    // One PAYMENT per transfer, in the order they arrived, each naming its own payer.
+    assert.deepEqual(
+      received.map((r) => [r.end_to_end_id, r.type, r.status, r.amount_centavos, Number(r.counterpart_account_id), r.description]),
+      internal.map((s, n) => [s.endToEndId, 'PAYMENT', 'CONFIRMED', 1050n, payers[n % 3]!.accountId, `interna ${Math.floor(n / 3)}`]),
+    );
+    assert.deepEqual(received.map((r) => r.counterpart_name), internal.map((_, n) => (n % 3 === 0 ? 'Pagadora Teste' : n % 3 === 1 ? 'Segunda Pagadora' : 'Terceira Pagadora')));
+    const settledKinds = await t.db
+      .selectFrom('postings')
+      .select(['reference', 'kind', 'amount_centavos'])
+      .where('reference', 'in', [...internal, ...external].map((s) => s.endToEndId))
+      .where('kind', '<>', 'transfer_hold')
+      .execute();
+    const kindOf = new Map(settledKinds.map((p) => [p.reference, p.kind]));
+    assert.equal(settledKinds.length, 18);
+    for (const s of internal) assert.equal(kindOf.get(s.endToEndId), 'transfer_settle_internal');
+    for (const s of external) assert.equal(kindOf.get(s.endToEndId), 'transfer_settle');
+    for (const s of [...internal, ...external]) assert.equal((await transaction(t.db, s.id)).status, 'CONFIRMED');
+    await assertLedgerInvariants(t.db);
+  });
+
   it('an external transfer: the TRANSFER payload has exactly the fields of the spec', async () => {
     for (const document of [randomCpf(), randomCnpj()]) {
       const target = await externalKey(t, { document });
