@@ -1,0 +1,176 @@
+// pix_transfer_create_batch with many items at once (the batcher's group commit). The HTTP tests
+// send one request at a time, so their batches hold one item; here every outcome meets others in
+// one batch, including those that depend on an earlier item of the same batch.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createClient, creditAccount, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { pixIdentifier } from '../../lib/ids.ts';
+import { holderBalances } from '../ledger/service.ts';
+import { createTransfers, type CreateTransferRow } from './repo.ts';
+
+describe('transfer batches', () => {
+  let t: TestApp;
+  let receiver: { key: string; document: string };
+  let denied: { key: string; document: string };
+
+  async function externalKey(ispb: string) {
+    const document = randomCpf();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/sandbox/dict/keys',
+      headers: adminHeaders,
+      payload: { key: `${randomUUID()}@example.com`, name: 'Recebedor Externo', document, ispb, bankName: 'Outro Banco' },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    return { key: res.json<{ key: string }>().key, document };
+  }
+
+  async function funded(centavos: bigint): Promise<TestClient> {
+    const client = await createClient(t);
+    await creditAccount(t.db, client.accountId, centavos);
+    return client;
+  }
+
+  function row(client: TestClient, centavos: bigint, extra: Partial<CreateTransferRow> = {}): CreateTransferRow {
+    const now = t.clock.now();
+    return {
+      accountId: BigInt(client.accountId),
+      idempotencyKey: randomUUID(),
+      requestHash: randomUUID(),
+      amountCentavos: centavos,
+      pixKey: receiver.key,
+      priority: 'NORM',
+      expirationSeconds: 600,
+      creditorDocument: null,
+      ispbDeny: null,
+      description: null,
+      externalId: null,
+      endToEndId: pixIdentifier('E', t.config.pspIspb, now),
+      now,
+      ...extra,
+    };
+  }
+
+  const batch = (rows: CreateTransferRow[]) => createTransfers(t.db, rows, 0);
+  const balances = async (client: TestClient) => (await holderBalances(t.db, BigInt(client.accountId)))!;
+
+  before(async () => {
+    t = await startTestApp();
+    receiver = await externalKey('12345678');
+    denied = await externalKey('87654321');
+  });
+  after(() => t?.close());
+
+  it('every outcome in one batch, each with its own answer, in the order of the items', async () => {
+    const payer = await funded(100_000n);
+    const own = await t.app.inject({ method: 'POST', url: `/admin/accounts/${payer.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
+    const ownKey = own.json<{ key: string }>().key;
+    const first = row(payer, 1_000n, { externalId: 'pedido-1' });
+    const [created] = await batch([first]);
+    assert.equal(created!.outcome, 'created');
+
+    const rows = [
+      row(payer, 1_100n),
+      { ...first }, // the same key and body: its stored answer
+      { ...first, requestHash: randomUUID() }, // the same key, another body
+      row(payer, 1_200n, { pixKey: 'nobody@example.com' }),
+      row(payer, 1_300n, { pixKey: ownKey }),
+      row(payer, 1_400n, { pixKey: denied.key, ispbDeny: ['87654321'] }),
+      row(payer, 1_500n, { priority: 'HIGH', creditorDocument: randomCpf() }),
+      row(payer, 1_600n, { externalId: 'pedido-1' }),
+      row(payer, 1_700n, { priority: 'HIGH', creditorDocument: receiver.document, description: 'urgente' }),
+    ];
+    const answers = await batch(rows);
+    assert.deepEqual(
+      answers.map((a) => a.outcome),
+      ['created', 'replay', 'idempotency_mismatch', 'key_not_found', 'own_key', 'ispb_denied', 'creditor_mismatch', 'external_id_taken', 'created'],
+    );
+    assert.deepEqual([answers[1]!.response_status, answers[1]!.response_body], [201, created!.response_body]);
+    for (const i of [2, 3, 4, 5, 6, 7]) assert.deepEqual([answers[i]!.response_status, answers[i]!.response_body], [null, null]);
+
+    // The two created: their rows, answers and stored answers agree.
+    for (const i of [0, 8]) {
+      const answer = answers[i]!;
+      const body = answer.response_body as { id: number; endToEndId: string; eventDate: string; payment: { amount: number }; type: string };
+      assert.equal(answer.response_status, 201);
+      assert.deepEqual(body, {
+        endToEndId: rows[i]!.endToEndId,
+        eventDate: rows[i]!.now.toISOString(),
+        id: body.id,
+        payment: { amount: Number(rows[i]!.amountCentavos) / 100 },
+        type: 'PENDING',
+      });
+      const tx = await t.db.selectFrom('transactions').selectAll().where('id', '=', BigInt(body.id)).executeTakeFirstOrThrow();
+      assert.deepEqual(
+        [tx.account_id, tx.type, tx.status, tx.amount_centavos, tx.end_to_end_id, tx.idempotency_key, tx.external_id, tx.priority, tx.counterpart_document],
+        [BigInt(payer.accountId), 'WITHDRAW', 'PENDING', rows[i]!.amountCentavos, rows[i]!.endToEndId, rows[i]!.idempotencyKey, rows[i]!.idempotencyKey, rows[i]!.priority, receiver.document],
+      );
+      assert.equal(tx.expires_at!.getTime(), rows[i]!.now.getTime() + 600_000);
+      const stored = await t.db.selectFrom('idempotency_keys').selectAll().where('key', '=', rows[i]!.idempotencyKey).executeTakeFirstOrThrow();
+      assert.deepEqual([stored.response_status, stored.response_body, stored.request_hash], [201, body, rows[i]!.requestHash]);
+      const queued = await t.db.selectFrom('settlement_queue').selectAll().where('transaction_id', '=', BigInt(body.id)).executeTakeFirstOrThrow();
+      assert.equal(queued.priority, rows[i]!.priority);
+    }
+    const ids = [0, 8].map((i) => (answers[i]!.response_body as { id: number }).id);
+    assert.ok(ids[0]! < ids[1]!, 'ids follow the order of the items');
+    assert.deepEqual(await balances(payer), { available: 100_000n - 1_000n - 1_100n - 1_700n, blocked: 1_000n + 1_100n + 1_700n });
+    await assertLedgerInvariants(t.db);
+  });
+
+  it('payers that can afford all their transfers and one that cannot: the guard runs in order of arrival', async () => {
+    const rich = await funded(10_000n);
+    const poor = await funded(10_000n);
+    const answers = await batch([
+      row(rich, 4_000n),
+      row(poor, 6_000n),
+      row(poor, 5_000n), // 4,000 left: refused
+      row(rich, 6_000n),
+      row(poor, 4_000n), // exactly what is left
+      row(poor, 1n),
+    ]);
+    assert.deepEqual(answers.map((a) => a.outcome), ['created', 'created', 'insufficient_funds', 'created', 'created', 'insufficient_funds']);
+    assert.deepEqual(await balances(rich), { available: 0n, blocked: 10_000n });
+    assert.deepEqual(await balances(poor), { available: 0n, blocked: 10_000n });
+    await assertLedgerInvariants(t.db);
+  });
+
+  it('two transfers of one account claiming one externalId in one batch: the first has it', async () => {
+    const payer = await funded(10_000n);
+    const other = await funded(10_000n);
+    const answers = await batch([row(payer, 100n, { externalId: 'lote-7' }), row(other, 100n, { externalId: 'lote-7' }), row(payer, 200n, { externalId: 'lote-7' })]);
+    assert.deepEqual(answers.map((a) => a.outcome), ['created', 'created', 'external_id_taken']);
+    // An explicit externalId that is another item's idempotency key: that item's default is dropped.
+    const key = randomUUID();
+    const second = await batch([row(payer, 300n, { externalId: key }), row(payer, 400n, { idempotencyKey: key })]);
+    assert.deepEqual(second.map((a) => a.outcome), ['created', 'created']);
+    const externalIds = await t.db
+      .selectFrom('transactions')
+      .select(['amount_centavos', 'external_id'])
+      .where('account_id', '=', BigInt(payer.accountId))
+      .where('amount_centavos', 'in', [300n, 400n])
+      .orderBy('id')
+      .execute();
+    assert.deepEqual(externalIds, [
+      { amount_centavos: 300n, external_id: key },
+      { amount_centavos: 400n, external_id: null },
+    ]);
+    await assertLedgerInvariants(t.db);
+  });
+
+  it('a key whose answer is past its 24 hours makes a new transfer in a batch', async () => {
+    const payer = await funded(10_000n);
+    const old = row(payer, 100n);
+    assert.equal((await batch([old]))[0]!.outcome, 'created');
+    t.clock.advance(24 * 3_600_000 + 1);
+    const again = row(payer, 100n, { idempotencyKey: old.idempotencyKey, externalId: null });
+    const answers = await batch([row(payer, 50n), again]);
+    assert.deepEqual(answers.map((a) => a.outcome), ['created', 'created']);
+    const stored = await t.db.selectFrom('idempotency_keys').selectAll().where('key', '=', old.idempotencyKey).execute();
+    assert.equal(stored.length, 1);
+    assert.equal((stored[0]!.response_body as { endToEndId: string }).endToEndId, again.endToEndId);
+    assert.deepEqual(await balances(payer), { available: 10_000n - 250n, blocked: 250n });
+  });
+});
