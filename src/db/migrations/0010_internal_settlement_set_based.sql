@@ -27,6 +27,7 @@ DECLARE
   v_lock     bigint[];
   v_settle   bigint[];
   v_credit   bigint[];
+  v_internal boolean;
   v_network  bigint;
   v_to       bigint;
   v_reason   text;
@@ -99,9 +100,10 @@ BEGIN
   -- instead of several per transfer. Each credits the network's ledger account (a receiver at
   -- another institution) or the receiver's available account (an account of this service,
   -- which also gets its PAYMENT row); v_settle and v_credit pair them, in order of arrival.
-  SELECT coalesce(array_agg(x.id ORDER BY x.created_at, x.id), '{}'), coalesce(array_agg(x.credit_id ORDER BY x.created_at, x.id), '{}')
-    INTO v_settle, v_credit
-    FROM (SELECT t.id, t.created_at,
+  SELECT coalesce(array_agg(x.id ORDER BY x.created_at, x.id), '{}'), coalesce(array_agg(x.credit_id ORDER BY x.created_at, x.id), '{}'),
+         coalesce(bool_or(x.internal), false)
+    INTO v_settle, v_credit, v_internal
+    FROM (SELECT t.id, t.created_at, t.counterpart_account_id IS NOT NULL AS internal,
                  CASE WHEN t.counterpart_account_id IS NULL THEN v_network
                       ELSE (SELECT la.id FROM ledger_accounts la WHERE la.account_id = t.counterpart_account_id AND la.code = 'available') END AS credit_id
             FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
@@ -127,6 +129,9 @@ BEGIN
            FROM unnest(v_settle, v_credit) WITH ORDINALITY AS c(id, credit_id, n) JOIN transactions t ON t.id = c.id
           ORDER BY c.n;
     UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = ANY (v_settle);
+  END IF;
+  IF v_internal THEN
+    -- The receiver's side of each movement between two accounts of this service.
     INSERT INTO transactions (
       account_id, type, status, amount_centavos, end_to_end_id, pix_key, description,
       counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
