@@ -29,9 +29,11 @@ export interface Results {
     listRows: number;
     database: string;
   };
-  /** pgbench tps: the mean of the runs right before and right after the spread run. */
+  /** pgbench tps: the mean of the runs right before and right after the reported spread run. */
   reference: number;
   referenceRuns: [number, number];
+  /** Every spread round: its rate and its reference (the reported one is the median ratio). */
+  spreadRounds: { rate: number; reference: number }[];
   hello: LoadResult & Costs;
   balances: LoadResult & Costs;
   spread: LoadResult & Costs & Settling;
@@ -123,7 +125,9 @@ function rows(r: Results): Row[] {
   const onlyStatuses = Object.keys(r.overload.statuses).every((k) => /^\d+$/.test(k));
   return [
     {
-      label: `pgbench TPC-B (prepared, 16 clients, scale 16; mean of ${Math.round(r.referenceRuns[0])} just before and ${Math.round(r.referenceRuns[1])} just after the spread run)`,
+      label:
+        `pgbench TPC-B (prepared, 16 clients, scale 16; mean of ${Math.round(r.referenceRuns[0])} just before and ` +
+        `${Math.round(r.referenceRuns[1])} just after the spread run${r.spreadRounds.length > 1 ? ` with the median of ${r.spreadRounds.length} ratios` : ''})`,
       rate: r.reference,
       ratio: '1.00 (database reference)',
     },
@@ -193,6 +197,8 @@ function lines(r: Results): string[] {
   const s = r.settings;
   const drains = [r.spread.drain, r.hot.drain, r.hotIn.drain, r.open.drain, r.overload.drain];
   return [
+    `- spread rounds, each against the mean of the pgbench runs right before and after it: ` +
+      r.spreadRounds.map((x) => `${(x.rate / x.reference).toFixed(2)} (${x.rate.toFixed(0)}/s against ${x.reference.toFixed(0)})`).join(', '),
     `- GET /api/transactions (size 20, 8 clients) with ${s.listRows} more rows in the table (${s.listRows / 1000} for this account): ` +
       `${r.lists.rate.toFixed(0)} requests/s, p50 ${ms(r.lists.p50)} ms, p99 ${ms(r.lists.p99)} ms`,
     `- settlement queue at the end of each run / time to empty it afterwards: spread ${r.spread.backlog} / ${r.spread.drain.ms} ms, ` +
