@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { after, before, describe, it } from 'node:test';
 import { assertError } from '../../../test/assertions.ts';
 import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
@@ -189,6 +190,30 @@ describe('SSRF guard', () => {
         await allowed.close();
       }
     });
+  });
+
+  it("a receiver's answer body: a long one never fails a 2xx, an error's is kept up to 1 KB, and the signature verifies", async () => {
+    rcv.received.length = 0;
+    const long = 'x'.repeat(64 * 1024);
+    rcv.respond = (request) =>
+      request.path === '/long-ok' ? { status: 200, body: long } : request.path === '/long-error' ? { status: 500, body: `boom ${long}` } : 200;
+    const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
+    try {
+      const sent = message(`${rcv.origin}/long-ok`);
+      const ok = await sender.send(sent, () => new Date());
+      assert.deepEqual([ok.success, ok.statusCode, ok.error], [true, 200, null]);
+      const failed = await sender.send(message(`${rcv.origin}/long-error`), () => new Date());
+      assert.deepEqual([failed.success, failed.statusCode], [false, 500]);
+      assert.ok(failed.error!.startsWith('HTTP 500: boom xxx'), failed.error!);
+      assert.equal(failed.error!.length, 'HTTP 500: '.length + 1024);
+      // The sender goes on delivering after both.
+      assert.equal((await sender.send(message(`${rcv.origin}/after`), () => new Date())).success, true);
+      const [received] = rcv.received;
+      assert.deepEqual(new Webhook(sent.secrets[0]!).verify(received!.body, received!.headers), JSON.parse(sent.body));
+    } finally {
+      rcv.respond = () => 200;
+      await sender.close();
+    }
   });
 
   it('a redirect is not followed: 302 to a private address is a failed attempt with status 302', async () => {

@@ -29,9 +29,24 @@ export interface Message {
   secrets: readonly string[];
 }
 
+/** Signers by secret: making one decodes its secret, which every delivery would otherwise repeat. */
+const signers = new Map<string, Webhook>();
+const MAX_SIGNERS = 1024;
+
+function signer(secret: string): Webhook {
+  let webhook = signers.get(secret);
+  if (!webhook) {
+    webhook = new Webhook(secret);
+    // Secrets are few per account and rotate rarely; past the bound the oldest go first.
+    if (signers.size >= MAX_SIGNERS) signers.delete(signers.keys().next().value!);
+    signers.set(secret, webhook);
+  }
+  return webhook;
+}
+
 /** The Standard Webhooks signature header: one `v1,<base64>` per secret, space-separated. */
-export function signatureHeader(secrets: readonly string[], messageId: string, at: Date, body: string): string {
-  return secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(' ');
+function signatureHeader(secrets: readonly string[], messageId: string, at: Date, body: string): string {
+  return secrets.map((secret) => signer(secret).sign(messageId, at, body)).join(' ');
 }
 
 function describe(error: unknown, timeoutMs: number): string {
@@ -117,8 +132,14 @@ export class WebhookSender {
         signal: AbortSignal.timeout(this.#timeoutMs),
       });
       const success = response.statusCode >= 200 && response.statusCode < 300;
+      if (success) {
+        // Read to the end so the connection can carry the next delivery, but no further than
+        // the limit (past it the connection is closed): a receiver cannot make us read megabytes.
+        await response.body.dump({ limit: MAX_ANSWER_BYTES });
+        return done({ success, statusCode: response.statusCode, error: null });
+      }
       let answer = '';
-      // Leaving the loop early destroys the stream: a receiver cannot make us read megabytes.
+      // Leaving the loop early destroys the stream, as above.
       for await (const chunk of response.body) {
         answer += (chunk as Buffer).toString('utf8');
         if (answer.length >= MAX_ANSWER_BYTES) break;
@@ -126,7 +147,7 @@ export class WebhookSender {
       return done({
         success,
         statusCode: response.statusCode,
-        error: success ? null : `HTTP ${response.statusCode}${answer ? `: ${answer.slice(0, MAX_ANSWER_BYTES)}` : ''}`,
+        error: `HTTP ${response.statusCode}${answer ? `: ${answer.slice(0, MAX_ANSWER_BYTES)}` : ''}`,
       });
     } catch (error) {
       return done({ success: false, statusCode: null, error: describe(error, this.#timeoutMs) });
