@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
 import { Agent, request } from 'undici';
 import { Webhook } from 'standardwebhooks';
+import { Lru } from '../../lib/lru.ts';
 import { DestinationError, guardedLookup, parseDestination } from './destination.ts';
 
 /** A delivery succeeds on a 2xx answered within this time. */
@@ -30,15 +31,12 @@ export interface Message {
 }
 
 /** Signers by secret: making one decodes its secret, which every delivery would otherwise repeat. */
-const signers = new Map<string, Webhook>();
-const MAX_SIGNERS = 1024;
+const signers = new Lru<string, Webhook>(1024);
 
 function signer(secret: string): Webhook {
   let webhook = signers.get(secret);
   if (!webhook) {
     webhook = new Webhook(secret);
-    // Secrets are few per account and rotate rarely; past the bound the oldest go first.
-    if (signers.size >= MAX_SIGNERS) signers.delete(signers.keys().next().value!);
     signers.set(secret, webhook);
   }
   return webhook;
