@@ -7,8 +7,8 @@
 //   BENCH_BURST=3000 BENCH_SPREAD_ROUNDS=3 BENCH_SETTLEMENT_DELAY_MS=250 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
 //
 // Runs, in order: hello-world and GET /accounts/balances (closed loop); POST /dict/pix closed loop
-// over all accounts (three rounds, with pgbench before, between and after them), from one hot payer, and to
-// one hot receiving account of the service; an open loop at a fixed offered rate with a share of
+// over all accounts (three rounds, with pgbench before, between and after them), from one hot payer,
+// between the accounts (each paying the others), and to one hot receiving account of the service; an open loop at a fixed offered rate with a share of
 // HIGH transfers and cash_out webhooks to a local HTTPS receiver; a burst far above capacity; the
 // invariants; lists over 1M rows.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -147,8 +147,8 @@ interface SpreadRound {
 }
 
 /**
- * 2. Transfers, closed loop: spread over the accounts, one hot payer, one hot receiver (internal
- * transfers). The spread run is made SPREAD_ROUNDS times with pgbench before, between and after
+ * 2. Transfers, closed loop: spread over the accounts, one hot payer, spread between the accounts
+ * and to one hot receiver (both internal). The spread run is made SPREAD_ROUNDS times with pgbench before, between and after
  * them (on a shared machine the reference drifts within a minute, so each round is compared with
  * the pgbench runs beside it); the round with the median ratio is the one reported, and every
  * round's ratio is listed.
@@ -169,8 +169,15 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
   // The median; for an even count the lower of the middle two, never the flattering one.
   const median = [...rounds].sort((x, y) => ratio(x) - ratio(y))[Math.floor((rounds.length - 1) / 2)]!;
   const hot = await transferRun(b, () => transfer(b.accounts[0]!));
+  // Transfers between accounts of this service do more than transfers out (the receiver's row,
+  // its credit, its notification): the hot receiver is compared with the same transfers spread
+  // over every account as receiver, so that what it measures is the one hot row.
+  const spreadIn = await transferRun(b, (worker, i) => {
+    const from = pick(worker, i);
+    return transfer(from, b.accounts[(b.accounts.indexOf(from) + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
+  });
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
-  return { ...median, spreadRounds: rounds.map((r) => ({ rate: r.spread.rate, reference: r.reference })), hot, hotIn };
+  return { ...median, spreadRounds: rounds.map((r) => ({ rate: r.spread.rate, reference: r.reference })), hot, spreadIn, hotIn };
 }
 
 /** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
