@@ -1,8 +1,10 @@
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import type { Db } from '../src/db/client.ts';
 import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate-authority.ts';
 import { cnpjCheckDigits, cpfCheckDigits } from '../src/lib/document.ts';
+import { pixIdentifier } from '../src/lib/ids.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../src/modules/ledger/service.ts';
+import type { CreateTransferRow } from '../src/modules/transfers/repo.ts';
 import { adminHeaders, type TestApp } from './harness.ts';
 
 export function randomCpf(): string {
@@ -97,4 +99,27 @@ export async function creditAccount(db: Db, accountId: number, centavos: bigint)
     const network = await systemLedgerAccountId(trx, 'pix_network');
     await post(trx, 'test_credit', null, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
   });
+}
+
+/**
+ * A transfer as the batcher hands it to the database: NORM, R$ 1.00, fresh idempotency key,
+ * request hash and end-to-end id (of the default PSP_ISPB), unless given.
+ */
+export function transferRow(input: Partial<CreateTransferRow> & Pick<CreateTransferRow, 'accountId'>): CreateTransferRow {
+  const now = input.now ?? new Date();
+  return {
+    idempotencyKey: randomUUID(),
+    requestHash: randomUUID(),
+    amountCentavos: 100n,
+    pixKey: 'nobody@example.com',
+    priority: 'NORM',
+    expirationSeconds: 600,
+    creditorDocument: null,
+    ispbDeny: null,
+    description: null,
+    externalId: null,
+    endToEndId: pixIdentifier('E', '99999999', now),
+    now,
+    ...input,
+  };
 }

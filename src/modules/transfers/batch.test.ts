@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createClient, creditAccount, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { createClient, creditAccount, randomCpf, transferRow, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
-import { pixIdentifier } from '../../lib/ids.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { createTransfers, type CreateTransferRow } from './repo.ts';
 
@@ -34,25 +33,8 @@ describe('transfer batches', () => {
     return client;
   }
 
-  function row(client: TestClient, centavos: bigint, extra: Partial<CreateTransferRow> = {}): CreateTransferRow {
-    const now = t.clock.now();
-    return {
-      accountId: BigInt(client.accountId),
-      idempotencyKey: randomUUID(),
-      requestHash: randomUUID(),
-      amountCentavos: centavos,
-      pixKey: receiver.key,
-      priority: 'NORM',
-      expirationSeconds: 600,
-      creditorDocument: null,
-      ispbDeny: null,
-      description: null,
-      externalId: null,
-      endToEndId: pixIdentifier('E', t.config.pspIspb, now),
-      now,
-      ...extra,
-    };
-  }
+  const row = (client: TestClient, centavos: bigint, extra: Partial<CreateTransferRow> = {}) =>
+    transferRow({ accountId: BigInt(client.accountId), amountCentavos: centavos, pixKey: receiver.key, now: t.clock.now(), ...extra });
 
   const batch = (rows: CreateTransferRow[]) => createTransfers(t.db, rows, 0);
   const balances = async (client: TestClient) => (await holderBalances(t.db, BigInt(client.accountId)))!;

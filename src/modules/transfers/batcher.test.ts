@@ -1,26 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { transferRow } from '../../../test/factories.ts';
 import { createTestDatabase, type TestDatabase } from '../../../test/harness.ts';
 import { AppError } from '../../http/errors.ts';
 import { TransferBatcher } from './batcher.ts';
-import type { CreateTransferRow } from './repo.ts';
 
-const row = (accountId: bigint): CreateTransferRow => ({
-  accountId,
-  idempotencyKey: randomUUID(),
-  requestHash: 'h',
-  amountCentavos: 100n,
-  pixKey: 'nobody@example.com',
-  priority: 'NORM',
-  expirationSeconds: 600,
-  creditorDocument: null,
-  ispbDeny: null,
-  description: null,
-  externalId: null,
-  endToEndId: `E99999999202611221200${randomUUID().replace(/-/g, '').slice(0, 11)}`,
-  now: new Date(),
-});
+const row = (accountId: bigint) => transferRow({ accountId });
 
 describe('transfer batcher admission control', () => {
   let t: TestDatabase;
