@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/client.ts';
+import type { Database, Db } from '../db/client.ts';
 
 /**
  * What PostgreSQL's autovacuum does, for a database where it does not run: a server started with
@@ -71,7 +71,7 @@ export function dueTables(stats: readonly TableStats[]): TableWork[] {
 }
 
 /** Whether this database needs the service to do autovacuum's work. */
-export async function needsMaintenance(db: Db, kind: 'pglite' | 'postgres'): Promise<boolean> {
+export async function needsMaintenance(db: Db, kind: Database['kind']): Promise<boolean> {
   if (kind === 'pglite') return true;
   const { rows } = await sql<{ autovacuum: string }>`select current_setting('autovacuum') as autovacuum`.execute(db);
   return rows[0]?.autovacuum !== 'on';
@@ -83,7 +83,7 @@ export async function needsMaintenance(db: Db, kind: 'pglite' | 'postgres'): Pro
  * one). Returns what was done; an empty list when nothing was due or another process holds the
  * lock.
  */
-export async function maintenanceRound(db: Db, kind: 'pglite' | 'postgres'): Promise<TableWork[]> {
+export async function maintenanceRound(db: Db, kind: Database['kind']): Promise<TableWork[]> {
   return db.connection().execute(async (conn) => {
     const { rows: locked } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MAINTENANCE_LOCK}) as ok`.execute(conn);
     if (!locked[0]?.ok) return [];

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
+import type { Database } from '../db/client.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
 import { deliverDue, fanOut } from '../modules/webhooks/delivery.ts';
@@ -26,7 +27,7 @@ export interface WorkerOptions extends SettlementDeps {
   /** How often the delivery loop looks for notifications and due retries. */
   readonly deliveryPollMs?: number;
   /** Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts). */
-  readonly maintenance?: { readonly kind: 'pglite' | 'postgres'; readonly intervalMs?: number };
+  readonly maintenance?: { readonly kind: Database['kind']; readonly intervalMs?: number };
 }
 
 /**
