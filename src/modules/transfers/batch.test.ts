@@ -7,7 +7,8 @@ import { after, before, describe, it } from 'node:test';
 import { createClient, creditAccount, randomCpf, transferRow, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
-import { holderBalances } from '../ledger/service.ts';
+import { BLOCKED_SHARDS, holderBalances } from '../ledger/service.ts';
+import { holdShard, SHARD_WINDOW_MS } from './batcher.ts';
 import { createTransfers, type CreateTransferRow } from './repo.ts';
 
 describe('transfer batches', () => {
@@ -36,7 +37,7 @@ describe('transfer batches', () => {
   const row = (client: TestClient, centavos: bigint, extra: Partial<CreateTransferRow> = {}) =>
     transferRow({ accountId: BigInt(client.accountId), amountCentavos: centavos, pixKey: receiver.key, now: t.clock.now(), ...extra });
 
-  const batch = (rows: CreateTransferRow[]) => createTransfers(t.db, rows, 0);
+  const batch = (rows: CreateTransferRow[]) => createTransfers(t.db, rows, () => 0);
   const balances = async (client: TestClient) => (await holderBalances(t.db, BigInt(client.accountId)))!;
 
   before(async () => {
@@ -154,5 +155,33 @@ describe('transfer batches', () => {
     assert.equal(stored.length, 1);
     assert.equal((stored[0]!.response_body as { endToEndId: string }).endToEndId, again.endToEndId);
     assert.deepEqual(await balances(payer), { available: 10_000n - 250n, blocked: 250n });
+  });
+  it('NORM and HIGH transfers of one batch hold their money in the two halves of the shards, in the window of their arrival', async () => {
+    const payer = await funded(100_000n);
+    const at = Date.parse('2026-11-23T10:00:00.000Z') + 3 * SHARD_WINDOW_MS;
+    const rows = [row(payer, 100n), row(payer, 200n, { priority: 'HIGH', creditorDocument: receiver.document }), row(payer, 300n)];
+    const answers = await createTransfers(t.db, rows, (r) => holdShard(at, r.priority));
+    assert.deepEqual(answers.map((a) => a.outcome), ['created', 'created', 'created']);
+    const held = await t.db
+      .selectFrom('transactions as tx')
+      .innerJoin('ledger_accounts as la', 'la.id', 'tx.hold_ledger_account_id')
+      .select(['tx.amount_centavos', 'la.shard', 'la.code', 'la.account_id'])
+      .where('tx.account_id', '=', BigInt(payer.accountId))
+      .orderBy('tx.amount_centavos')
+      .execute();
+    const window = Math.floor(at / SHARD_WINDOW_MS) % (BLOCKED_SHARDS / 2);
+    assert.deepEqual(
+      held.map((h) => [h.amount_centavos, h.code, h.account_id, h.shard]),
+      [
+        [100n, 'blocked', BigInt(payer.accountId), window],
+        [200n, 'blocked', BigInt(payer.accountId), BLOCKED_SHARDS / 2 + window],
+        [300n, 'blocked', BigInt(payer.accountId), window],
+      ],
+    );
+    // The next window moves both halves on, and wraps within each half.
+    assert.equal(holdShard(at + SHARD_WINDOW_MS, 'NORM'), (window + 1) % (BLOCKED_SHARDS / 2));
+    assert.equal(holdShard(at + (BLOCKED_SHARDS / 2) * SHARD_WINDOW_MS, 'HIGH'), BLOCKED_SHARDS / 2 + window);
+    assert.deepEqual(await balances(payer), { available: 100_000n - 600n, blocked: 600n });
+    await assertLedgerInvariants(t.db);
   });
 });

@@ -37,10 +37,15 @@ export interface CreateResult {
 
 /**
  * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
- * (migration 0002) runs the whole of each (idempotency, directory, debit, stored answer).
+ * (migrations 0002 and 0011) runs the whole of each (idempotency, directory, debit, stored
+ * answer), holding each transfer's money in the blocked shard `holdShard` gives it.
  * Answers come back in the order of `rows`.
  */
-export async function createTransfers(db: Db, rows: readonly CreateTransferRow[], holdShard: number): Promise<CreateResult[]> {
+export async function createTransfers(
+  db: Db,
+  rows: readonly CreateTransferRow[],
+  holdShard: (row: CreateTransferRow) => number,
+): Promise<CreateResult[]> {
   const items = rows.map((row, ord) => ({
     ord,
     account_id: row.accountId.toString(),
@@ -56,9 +61,10 @@ export async function createTransfers(db: Db, rows: readonly CreateTransferRow[]
     external_id: row.externalId,
     end_to_end_id: row.endToEndId,
     now: row.now.toISOString(),
+    hold_shard: holdShard(row),
   }));
   const result = await sql<CreateResult & { ord: number }>`${sql.raw(PREPARED)}
-    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb, ${holdShard}::int4)`.execute(db);
+    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`.execute(db);
   const answers: CreateResult[] = new Array(rows.length);
   for (const r of result.rows) answers[r.ord] = r;
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
