@@ -47,17 +47,12 @@ export interface Balances {
  * the statement cost PostgreSQL more than running it, on the path of every balance read.
  */
 export async function holdersBalances(db: DbExecutor, accountIds: readonly bigint[]): Promise<Map<bigint, Balances>> {
-  const { rows } = await sql<{ account_id: bigint; code: string; balance: bigint }>`${sql.raw(PREPARED)}
-    select account_id, code, sum(balance)::int8 as balance from ledger_accounts
-     where account_id = any(${accountIds}::int8[]) group by account_id, code`.execute(db);
-  const found = new Map<bigint, Balances>();
-  for (const row of rows) {
-    const b = found.get(row.account_id) ?? { available: 0n, blocked: 0n };
-    if (row.code === LEDGER_CODES.available) b.available = row.balance;
-    else if (row.code === LEDGER_CODES.blocked) b.blocked = row.balance;
-    found.set(row.account_id, b);
-  }
-  return found;
+  const { rows } = await sql<{ account_id: bigint; available: bigint | null; blocked: bigint | null }>`${sql.raw(PREPARED)}
+    select account_id,
+           sum(balance) filter (where code = 'available')::int8 as available,
+           sum(balance) filter (where code = 'blocked')::int8 as blocked
+      from ledger_accounts where account_id = any(${accountIds}::int8[]) group by account_id`.execute(db);
+  return new Map(rows.map((r) => [r.account_id, { available: r.available ?? 0n, blocked: r.blocked ?? 0n }]));
 }
 
 export async function holderBalances(db: DbExecutor, accountId: bigint): Promise<Balances | undefined> {
