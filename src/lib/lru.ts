@@ -41,7 +41,7 @@ const SAMPLE = 12;
  * PEM ends with the same footer, and JWTs of one issuer start with the same header.
  */
 export class LongKeyLru<V> {
-  readonly #lru: Lru<string, { key: string; value: V }>;
+  readonly #lru: Lru<string | number, { key: string; value: V }>;
 
   constructor(capacity: number) {
     this.#lru = new Lru(capacity);
@@ -62,10 +62,16 @@ export class LongKeyLru<V> {
   }
 }
 
-function bucket(key: string): string {
+/**
+ * A short key's own text; a long key's length and samples, hashed (FNV-1a) into a number, which
+ * a Map hashes for nothing (a string of the samples was hashed again on every lookup).
+ */
+function bucket(key: string): string | number {
   if (key.length <= LONG_KEY) return key;
-  let slot = `${key.length}`;
   const step = Math.floor((key.length - SAMPLE) / (SAMPLES - 1));
-  for (let i = 0; i < SAMPLES; i++) slot += key.slice(i * step, i * step + SAMPLE);
-  return slot;
+  let h = Math.imul(0x811c9dc5 ^ key.length, 0x01000193);
+  for (let i = 0; i < SAMPLES; i++) {
+    for (let j = i * step, end = j + SAMPLE; j < end; j++) h = Math.imul(h ^ key.charCodeAt(j), 0x01000193);
+  }
+  return h;
 }
