@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../lib/clock.ts';
-import { isCurrentlyValid, thumbprintToFingerprint } from '../lib/certificate.ts';
+import { isCurrentlyValid } from '../lib/certificate.ts';
 import type { CertificateLinkCache } from '../modules/auth/link-cache.ts';
 import { InvalidToken, type TokenService } from '../modules/auth/tokens.ts';
 import { presentedCertificate, type CertificateTrust } from './client-certificate.ts';
@@ -54,7 +54,7 @@ export function accountAuthentication(deps: AuthDeps) {
     if (presented.kind === 'present' && presented.certificate.thumbprint !== claims.thumbprint) {
       throw unauthorized('CERTIFICATE_MISMATCH', 'The client certificate does not match the access token');
     }
-    const linked = await deps.links.get(claims.accountId, thumbprintToFingerprint(claims.thumbprint));
+    const linked = await deps.links.get(claims.accountId, claims.fingerprint);
     if (!linked?.active) {
       throw unauthorized('CERTIFICATE_UNLINKED', 'The certificate of this access token is no longer linked to the account');
     }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../../db/client.ts';
+import { thumbprintToFingerprint } from '../../lib/certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { LongKeyLru } from '../../lib/lru.ts';
 
@@ -13,6 +14,8 @@ export interface TokenClaims {
   readonly accountId: bigint;
   /** `cnf.x5t#S256`: base64url SHA-256 of the certificate the token was issued to. */
   readonly thumbprint: string;
+  /** The same digest in hex, as account_certificates stores it (computed once per token). */
+  readonly fingerprint: string;
 }
 
 export class InvalidToken extends Error {
@@ -55,7 +58,7 @@ export class TokenService {
     const known = this.#verified.get(token);
     if (known) {
       if (this.#clock.now().getTime() >= known.expiresAtMs) throw new InvalidToken('Access token expired');
-      return { accountId: known.accountId, thumbprint: known.thumbprint };
+      return known;
     }
     let payload;
     try {
@@ -76,7 +79,7 @@ export class TokenService {
       throw new InvalidToken('Access token is not bound to a certificate');
     }
     if (!payload.sub || !/^[1-9]\d{0,18}$/.test(payload.sub)) throw new InvalidToken('Access token is invalid');
-    const claims = { accountId: BigInt(payload.sub), thumbprint };
+    const claims = { accountId: BigInt(payload.sub), thumbprint, fingerprint: thumbprintToFingerprint(thumbprint) };
     this.#verified.set(token, { ...claims, expiresAtMs: payload.exp! * 1000 });
     return claims;
   }
