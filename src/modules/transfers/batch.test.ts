@@ -156,6 +156,7 @@ describe('transfer batches', () => {
     assert.equal((stored[0]!.response_body as { endToEndId: string }).endToEndId, again.endToEndId);
     assert.deepEqual(await balances(payer), { available: 10_000n - 250n, blocked: 250n });
   });
+
   it('NORM and HIGH transfers of one batch hold their money in the two halves of the shards, in the window of their arrival', async () => {
     const payer = await funded(100_000n);
     const at = Date.parse('2026-11-23T10:00:00.000Z') + 3 * SHARD_WINDOW_MS;
