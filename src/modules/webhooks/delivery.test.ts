@@ -149,10 +149,8 @@ describe('webhook delivery', () => {
       logs.map((l) => [l.url.replace(rcv.origin, ''), l.attempt, l.status_code, l.success, l.is_resend, l.event_type, Number(l.transaction_id), l.message_id]),
       [`${p}/a`, `${p}/b`].map((path) => [path, 1, 200, true, false, 'cash_in', pix.transactionId, outbox.message_id]),
     );
-    assert.deepEqual(
-      (await deliveriesOf(c.accountId)).map((d) => d.status),
-      ['SUCCEEDED', 'SUCCEEDED'],
-    );
+    // Delivered: the deliveries are gone, their log stays.
+    assert.deepEqual(await deliveriesOf(c.accountId), []);
     // Nothing more to do, and the other account's URL never heard of it.
     assert.equal(await deliverDue(deps()), 0);
     assert.equal(at(`${p}/other-account`).length, 0);
@@ -219,7 +217,7 @@ describe('webhook delivery', () => {
         [2, true, 200, pix.transactionId],
       ],
     );
-    assert.equal((await deliveriesOf(c.accountId))[0]!.status, 'SUCCEEDED');
+    assert.deepEqual(await deliveriesOf(c.accountId), []);
     rcv.respond = () => 200;
   });
 
@@ -508,13 +506,17 @@ describe('webhook delivery', () => {
       const got = at(p);
       assert.equal(got.length, 1);
       assert.equal(got[0]!.headers['webhook-id'], dead.started[0]!.messageId);
-      const [d] = await deliveriesOf(c.accountId);
-      assert.deepEqual([d!.status, d!.attempts, d!.message_id], ['SUCCEEDED', 2, dead.started[0]!.messageId]);
+      assert.deepEqual(await deliveriesOf(c.accountId), [], 'delivered by attempt 2');
+      assert.deepEqual(
+        (await logsOf(c.accountId)).map((l) => [l.attempt, l.success, l.message_id]),
+        [[2, true, dead.started[0]!.messageId]],
+      );
 
-      // The "dead" worker wakes up late: its attempt is logged, the delivery's state is left alone.
+      // The "dead" worker wakes up late: its attempt is logged, and brings nothing back to do.
       dead.release[0]!({ success: false, statusCode: null, durationMs: 1, error: 'late', sentAt: t.clock.now() });
       await abandoned;
-      assert.equal((await deliveriesOf(c.accountId))[0]!.status, 'SUCCEEDED');
+      assert.deepEqual(await deliveriesOf(c.accountId), []);
+      assert.equal(await deliverDue(deps()), 0);
       assert.deepEqual(
         (await logsOf(c.accountId)).map((l) => [l.attempt, l.success]),
         [
@@ -538,12 +540,13 @@ describe('webhook delivery', () => {
       assert.equal(at(p).length, 2);
       slow.release[0]!({ success: true, statusCode: 200, durationMs: 1, error: null, sentAt: t.clock.now() });
       assert.equal(await first, 1);
+      assert.deepEqual(await deliveriesOf(c.accountId), []);
       assert.deepEqual(
-        (await deliveriesOf(c.accountId)).map((d) => [d.status, d.attempts]),
+        (await logsOf(c.accountId)).map((l) => [l.attempt, l.success]),
         [
-          ['SUCCEEDED', 1],
-          ['SUCCEEDED', 1],
-          ['SUCCEEDED', 1],
+          [1, true],
+          [1, true],
+          [1, true],
         ],
       );
     });
@@ -571,11 +574,11 @@ describe('webhook delivery', () => {
         const got: ReceivedWebhook[] = at(p);
         assert.equal(got.length, 30);
         assert.equal(new Set(got.map((r) => r.headers['webhook-id'])).size, 30);
-        assert.deepEqual(
-          [...new Set((await deliveriesOf(c.accountId)).map((d) => `${d.status}/${d.attempts}`))],
-          ['SUCCEEDED/1'],
-        );
-        assert.equal((await logsOf(c.accountId)).length, 30);
+        assert.deepEqual(await deliveriesOf(c.accountId), []);
+        const logs = await logsOf(c.accountId);
+        assert.equal(logs.length, 30);
+        assert.ok(logs.every((l) => l.attempt === 1 && l.success));
+        assert.equal(new Set(logs.map((l) => l.delivery_id)).size, 30);
       },
     );
   });

@@ -113,7 +113,8 @@ interface Finished {
 
 /**
  * Records finished attempts, many in one statement: their log entries, and each delivery's
- * next state if this worker still holds it (the claim's attempt number is still the current one).
+ * next state if this worker still holds it (the claim's attempt number is still the current one):
+ * gone once delivered, due again later, or FAILED.
  */
 async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readonly Finished[]): Promise<void> {
   if (finished.length === 0) return;
@@ -142,12 +143,20 @@ async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readon
     created_at: attempt.sentAt.toISOString(),
   }));
   // One statement (one round trip, atomic by itself): the deliveries' next states and the log.
+  // A delivered one is deleted rather than marked: its log keeps the history, the table keeps
+  // only what is still to do or has failed (and does not grow by a row per notification
+  // forever), and a delete writes no new row version and no index entry where the update wrote
+  // both (its status takes the row out of the partial due index, so it is never a HOT update).
   await sql`${sql.raw(PREPARED)}
-    with moved as (
-      update webhook_deliveries d set status = v.status, next_attempt_at = v.next
-        from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
-                    ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)
-       where d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING')
+    with v as (
+      select * from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
+                           ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)),
+    delivered as (
+      delete from webhook_deliveries d using v
+       where v.status = 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'),
+    moved as (
+      update webhook_deliveries d set status = v.status, next_attempt_at = v.next from v
+       where v.status <> 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING')
     insert into webhook_logs (account_id, delivery_id, transaction_id, event_type, url, message_id, attempt, status_code,
                               success, duration_ms, error, is_resend, created_at)
     select l.account_id, l.delivery_id, l.transaction_id, l.event_type, l.url, l.message_id, l.attempt, l.status_code,
