@@ -8,8 +8,9 @@
 -- transfer on average (pg_stat_statements), most of it waiting for the settlement's lock; with
 -- the two halves, 9 µs. A HIGH settlement now only waits for, and holds up, HIGH transfers.
 --
--- A function of one argument, beside the old one of two (one shard per batch), which stays for
--- the processes of the previous version still running during a rolling upgrade.
+-- A function of one argument. The old one of two (one shard for the whole batch) stays for the
+-- processes of the previous version still running during a rolling upgrade, as a wrapper that
+-- gives every item that shard: one body of the batch loop, not two.
 CREATE FUNCTION pix_transfer_create_batch(p_items jsonb)
 RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
@@ -38,4 +39,12 @@ BEGIN
                                it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
   END LOOP;
 END;
+$$;
+
+CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
+RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
+LANGUAGE sql AS $$
+  SELECT * FROM pix_transfer_create_batch(
+    (SELECT coalesce(jsonb_agg(item || jsonb_build_object('hold_shard', p_hold_shard)), '[]'::jsonb)
+       FROM jsonb_array_elements(p_items) AS item));
 $$;

@@ -35,18 +35,9 @@ export interface CreateResult {
   response_body: unknown;
 }
 
-/**
- * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
- * (migrations 0002 and 0011) runs the whole of each (idempotency, directory, debit, stored
- * answer), holding each transfer's money in the blocked shard `holdShard` gives it.
- * Answers come back in the order of `rows`.
- */
-export async function createTransfers(
-  db: Db,
-  rows: readonly CreateTransferRow[],
-  holdShard: (row: CreateTransferRow) => number,
-): Promise<CreateResult[]> {
-  const items = rows.map((row, ord) => ({
+/** One item of pix_transfer_create_batch's JSON array. */
+export function batchItem(row: CreateTransferRow, ord: number, holdShard: number) {
+  return {
     ord,
     account_id: row.accountId.toString(),
     idempotency_key: row.idempotencyKey,
@@ -61,8 +52,22 @@ export async function createTransfers(
     external_id: row.externalId,
     end_to_end_id: row.endToEndId,
     now: row.now.toISOString(),
-    hold_shard: holdShard(row),
-  }));
+    hold_shard: holdShard,
+  };
+}
+
+/**
+ * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
+ * (migrations 0002 and 0011) runs the whole of each (idempotency, directory, debit, stored
+ * answer), holding each transfer's money in the blocked shard `holdShard` gives it.
+ * Answers come back in the order of `rows`.
+ */
+export async function createTransfers(
+  db: Db,
+  rows: readonly CreateTransferRow[],
+  holdShard: (row: CreateTransferRow) => number,
+): Promise<CreateResult[]> {
+  const items = rows.map((row, ord) => batchItem(row, ord, holdShard(row)));
   const result = await sql<CreateResult & { ord: number }>`${sql.raw(PREPARED)}
     select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`.execute(db);
   const answers: CreateResult[] = new Array(rows.length);
