@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomInt, randomUUID } from 'node:crypto';
 import type { Db } from '../src/db/client.ts';
 import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate-authority.ts';
@@ -122,4 +123,45 @@ export function transferRow(input: Partial<CreateTransferRow> & Pick<CreateTrans
     now,
     ...input,
   };
+}
+
+/** A client account holding `centavos` (credited from the network; none when 0). */
+export async function fundedClient(t: TestApp, centavos: bigint): Promise<TestClient> {
+  const client = await createClient(t);
+  if (centavos > 0n) await creditAccount(t.db, client.accountId, centavos);
+  return client;
+}
+
+/** A new EVP key of one of our own accounts, through the operator API. */
+export async function evpKey(t: TestApp, accountId: number): Promise<string> {
+  const res = await t.app.inject({ method: 'POST', url: `/admin/accounts/${accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
+  assert.equal(res.statusCode, 201, res.body);
+  return res.json<{ key: string }>().key;
+}
+
+export interface ExternalKey {
+  key: string;
+  name: string;
+  document: string;
+  ispb: string;
+}
+
+/**
+ * A key held at another institution, registered in the sandbox directory: an e-mail key of
+ * 'Recebedor Externo' at ISPB 12345678 with a fresh CPF, unless given.
+ */
+export async function externalKey(
+  t: TestApp,
+  input: { key?: string; name?: string; document?: string; ispb?: string; bankName?: string; behavior?: 'reject' | 'timeout' } = {},
+): Promise<ExternalKey> {
+  const { bankName, behavior, ...given } = input;
+  const key = { key: `${randomUUID()}@example.com`, name: 'Recebedor Externo', document: randomCpf(), ispb: '12345678', ...given };
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/sandbox/dict/keys',
+    headers: adminHeaders,
+    payload: { ...key, ...(bankName ? { bankName } : {}), ...(behavior ? { behavior } : {}) },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return { ...key, key: res.json<{ key: string }>().key };
 }

@@ -4,21 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { createClient, creditAccount, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
-import { adminHeaders, onPostgres, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
+import { createClient, creditAccount, evpKey, externalKey as registerExternalKey, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { onPostgres, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { openDatabase, type Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { Worker } from '../../worker/worker.ts';
 import { settleBatch } from './repo.ts';
 import { REASON_EXPIRED, REASON_REJECTED, settleDue, type SettlementDeps } from './service.ts';
-
-interface ExternalKey {
-  key: string;
-  name: string;
-  document: string;
-  ispb: string;
-}
 
 /** The masks of decisions.md: CPF `***.456.789-**`, CNPJ `12.345.678/****-**`. */
 function masked(document: string): string {
@@ -28,24 +21,7 @@ function masked(document: string): string {
 }
 
 /** A key held at another institution, registered through the sandbox directory. */
-async function externalKey(t: TestApp, options: { behavior?: 'reject' | 'timeout'; document?: string } = {}): Promise<ExternalKey> {
-  const key: ExternalKey = { key: `${randomUUID()}@example.com`, name: 'Fulano Externo', document: options.document ?? randomCpf(), ispb: '12345678' };
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/sandbox/dict/keys',
-    headers: adminHeaders,
-    payload: { ...key, ...(options.behavior ? { behavior: options.behavior } : {}) },
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return key;
-}
-
-/** An EVP key of one of our own accounts. */
-async function ownKey(t: TestApp, accountId: number): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: `/admin/accounts/${accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json<{ key: string }>().key;
-}
+const externalKey = (t: TestApp, options: { behavior?: 'reject' | 'timeout'; document?: string } = {}) => registerExternalKey(t, { name: 'Fulano Externo', ...options });
 
 interface Sent {
   id: number;
@@ -229,7 +205,7 @@ describe('settlement', () => {
 
   it('a transfer to another account of this service settles internally', async () => {
     const receiver = await createClient(t, { name: 'Recebedora Interna' });
-    const key = await ownKey(t, receiver.accountId);
+    const key = await evpKey(t, receiver.accountId);
     const senderBefore = await balances(t.db, payer.accountId);
     const sent = await send(t, payer, { pixKey: key, priority: 'HIGH', creditorDocument: receiver.document, description: 'aluguel' });
     assert.deepEqual(await due(), { settled: 1, failed: 0 });
@@ -284,7 +260,7 @@ describe('settlement', () => {
 
   it('one round settles many payers to one receiver and to other institutions together: each credit counted once', async () => {
     const receiver = await createClient(t, { name: 'Recebedora Quente' });
-    const key = await ownKey(t, receiver.accountId);
+    const key = await evpKey(t, receiver.accountId);
     const target = await externalKey(t);
     const payers = [payer, await createClient(t, { name: 'Segunda Pagadora' }), await createClient(t, { name: 'Terceira Pagadora' })];
     for (const p of payers.slice(1)) await creditAccount(t.db, p.accountId, 100_000n);

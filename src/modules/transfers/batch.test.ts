@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { createClient, creditAccount, randomCpf, transferRow, type TestClient } from '../../../test/factories.ts';
-import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { evpKey, externalKey, fundedClient, randomCpf, transferRow, type TestClient } from '../../../test/factories.ts';
+import { startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { BLOCKED_SHARDS, holderBalances } from '../ledger/service.ts';
 import { holdShard, SHARD_WINDOW_MS } from './batcher.ts';
@@ -17,23 +17,7 @@ describe('transfer batches', () => {
   let receiver: { key: string; document: string };
   let denied: { key: string; document: string };
 
-  async function externalKey(ispb: string) {
-    const document = randomCpf();
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/dict/keys',
-      headers: adminHeaders,
-      payload: { key: `${randomUUID()}@example.com`, name: 'Recebedor Externo', document, ispb, bankName: 'Outro Banco' },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return { key: res.json<{ key: string }>().key, document };
-  }
-
-  async function funded(centavos: bigint): Promise<TestClient> {
-    const client = await createClient(t);
-    await creditAccount(t.db, client.accountId, centavos);
-    return client;
-  }
+  const funded = (centavos: bigint) => fundedClient(t, centavos);
 
   const row = (client: TestClient, centavos: bigint, extra: Partial<CreateTransferRow> = {}) =>
     transferRow({ accountId: BigInt(client.accountId), amountCentavos: centavos, pixKey: receiver.key, now: t.clock.now(), ...extra });
@@ -43,15 +27,14 @@ describe('transfer batches', () => {
 
   before(async () => {
     t = await startTestApp();
-    receiver = await externalKey('12345678');
-    denied = await externalKey('87654321');
+    receiver = await externalKey(t, { ispb: '12345678', bankName: 'Outro Banco' });
+    denied = await externalKey(t, { ispb: '87654321', bankName: 'Outro Banco' });
   });
   after(() => t?.close());
 
   it('every outcome in one batch, each with its own answer, in the order of the items', async () => {
     const payer = await funded(100_000n);
-    const own = await t.app.inject({ method: 'POST', url: `/admin/accounts/${payer.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    const ownKey = own.json<{ key: string }>().key;
+    const ownKey = await evpKey(t, payer.accountId);
     const first = row(payer, 1_000n, { externalId: 'pedido-1' });
     const [created] = await batch([first]);
     assert.equal(created!.outcome, 'created');

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createClient, creditAccount, randomCnpj, randomCpf, requestToken, type TestClient } from '../../../test/factories.ts';
+import { createClient, creditAccount, evpKey, externalKey, fundedClient, randomCnpj, randomCpf, requestToken, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertError } from '../../../test/assertions.ts';
 
@@ -46,30 +46,11 @@ describe('POST /dict/pix', () => {
   const withdrawals = (client: TestClient) =>
     t.db.selectFrom('transactions').selectAll().where('account_id', '=', BigInt(client.accountId)).where('type', '=', 'WITHDRAW').orderBy('id').execute();
 
-  async function externalKey(input: { key?: string; document?: string; ispb?: string } = {}) {
-    const key = input.key ?? randomUUID();
-    const document = input.document ?? randomCpf();
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/dict/keys',
-      headers: adminHeaders,
-      payload: { key, name: 'Joana Destino', document, ispb: input.ispb ?? OTHER_ISPB, bankName: 'Outro Banco' },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return { key: res.json<{ key: string }>().key, document };
-  }
-
-  async function ownKey(client: TestClient): Promise<string> {
-    const res = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json<{ key: string }>().key;
-  }
-
-  async function funded(centavos: bigint): Promise<TestClient> {
-    const client = await createClient(t);
-    if (centavos > 0n) await creditAccount(t.db, client.accountId, centavos);
-    return client;
-  }
+  /** A key at another institution: an EVP-shaped key of OTHER_ISPB, unless given. */
+  const destination = (input: { key?: string; document?: string } = {}) =>
+    externalKey(t, { key: input.key ?? randomUUID(), name: 'Joana Destino', ispb: OTHER_ISPB, bankName: 'Outro Banco', ...(input.document ? { document: input.document } : {}) });
+  const ownKey = (client: TestClient) => evpKey(t, client.accountId);
+  const funded = (centavos: bigint) => fundedClient(t, centavos);
 
   /** For every ledger account, balance = credits - debits; and all balances sum to zero. */
   async function assertLedgerInvariant(): Promise<void> {
@@ -92,7 +73,7 @@ describe('POST /dict/pix', () => {
     [a, b] = await Promise.all([createClient(t), createClient(t)]);
     await creditAccount(t.db, a.accountId, 1_000_000_00n);
     await creditAccount(t.db, b.accountId, 1_000_00n);
-    dest = await externalKey();
+    dest = await destination();
   });
   after(() => t?.close());
 
@@ -161,7 +142,7 @@ describe('POST /dict/pix', () => {
 
     it('e-mail keys are matched case-insensitively; keys of another account of ours are accepted', async () => {
       const email = `Joana.${randomUUID().slice(0, 8)}@Example.com`;
-      await externalKey({ key: email });
+      await destination({ key: email });
       const res = await transfer(a.headers, body(`  ${email.toUpperCase()} `, 2));
       assert.equal(res.statusCode, 201, res.body);
       const row = (await withdrawals(a)).find((r) => r.id === BigInt(res.json<Transfer>().id))!;
@@ -273,7 +254,7 @@ describe('POST /dict/pix', () => {
     });
 
     it("HIGH: 422 when creditorDocument is not the key owner's, 201 when it is", async () => {
-      const company = await externalKey({ document: randomCnpj() });
+      const company = await destination({ document: randomCnpj() });
       await refused(a, body(company.key, 1, { priority: 'HIGH', creditorDocument: randomCnpj() }), 422, /creditorDocument/);
       await refused(a, body(company.key, 1, { priority: 'HIGH', creditorDocument: dest.document }), 422, /creditorDocument/);
       const cnpj = company.document;
