@@ -15,7 +15,7 @@ describe('transfer batcher admission control', () => {
   after(() => t.drop());
 
   it('refuses at once with 503 and Retry-After beyond its queue, instead of queueing into timeouts', async () => {
-    const batcher = new TransferBatcher(t.db, { maxInFlight: 1, maxQueue: 2, maxBatch: 64 });
+    const batcher = new TransferBatcher(t.db, { maxQueue: 2, maxBatch: 64 });
     // The first goes to the database at once; the next two wait; the rest are refused.
     const answers = await Promise.allSettled(Array.from({ length: 6 }, () => batcher.submit(row(1n))));
     const refused = answers.filter((a) => a.status === 'rejected' && a.reason instanceof AppError && a.reason.statusCode === 503);

@@ -6,18 +6,11 @@ import { createTransfers, type CreateResult, type CreateTransferRow } from './re
 export interface BatcherOptions {
   /** Transfers committed together at most. */
   maxBatch: number;
-  /** Lanes: accounts are spread over them, and each lane runs one batch at a time (each holds a
-   * database connection). Batches of different lanes touch different accounts, so they never
-   * wait for each other's row locks. One by default: on the bench (2 cores), one lane made
-   * batches of 10-16 transfers and 5,871-6,250 transfers/s, four lanes batches of 4 and
-   * 4,890-5,359/s (PostgreSQL 0.12-0.15 against 0.17-0.20 ms of CPU per transfer); the
-   * transfers of other processes are the only ones a batch can wait for. */
-  maxInFlight: number;
   /** Requests waiting beyond this are refused at once with 503 instead of queueing into timeouts. */
   maxQueue: number;
 }
 
-export const DEFAULT_BATCHER_OPTIONS: BatcherOptions = { maxBatch: 64, maxInFlight: 1, maxQueue: 2048 };
+export const DEFAULT_BATCHER_OPTIONS: BatcherOptions = { maxBatch: 64, maxQueue: 2048 };
 
 interface Waiting {
   row: CreateTransferRow;
@@ -30,41 +23,41 @@ export const overloaded = () =>
 
 /**
  * Group commit for transfers, the way TigerBeetle batches: a request goes to the database at
- * once when its lane is free; while the lane is busy, requests that arrive wait and leave
- * together in the next batch, one round trip and one commit for all of them. Each keeps its own
+ * once when no batch is in flight; while one is, requests that arrive wait and leave together in
+ * the next batch, one round trip and one commit for all of them. One batch in flight per
+ * process: on the bench (2 cores) that made batches of 10-16 transfers and 5,871-6,250
+ * transfers/s, where four in flight (accounts spread over four lanes, so that batches never
+ * waited for each other's row locks) made batches of 4 and 4,890-5,359/s (PostgreSQL 0.12-0.15
+ * against 0.17-0.20 ms of CPU per transfer). Each keeps its own
  * result and idempotency record. A batch that fails as a whole (an unexpected database error)
  * is retried one transfer at a time, so only the transfer at fault fails.
  */
 export class TransferBatcher {
   readonly #db: Db;
   readonly #options: BatcherOptions;
-  readonly #lanes: { queue: Waiting[]; busy: boolean }[];
-  #waiting = 0;
+  readonly #queue: Waiting[] = [];
+  #busy = false;
 
   constructor(db: Db, options: Partial<BatcherOptions> = {}) {
     this.#db = db;
     this.#options = { ...DEFAULT_BATCHER_OPTIONS, ...options };
-    this.#lanes = Array.from({ length: this.#options.maxInFlight }, () => ({ queue: [], busy: false }));
   }
 
   submit(row: CreateTransferRow): Promise<CreateResult> {
-    if (this.#waiting >= this.#options.maxQueue) return Promise.reject(overloaded());
-    const lane = this.#lanes[Number(row.accountId % BigInt(this.#lanes.length))]!;
+    if (this.#queue.length >= this.#options.maxQueue) return Promise.reject(overloaded());
     return new Promise((resolve, reject) => {
-      lane.queue.push({ row, resolve, reject });
-      this.#waiting++;
-      this.#pump(lane);
+      this.#queue.push({ row, resolve, reject });
+      this.#pump();
     });
   }
 
-  #pump(lane: { queue: Waiting[]; busy: boolean }): void {
-    if (lane.busy || lane.queue.length === 0) return;
-    const batch = takeBatch(lane.queue, this.#options.maxBatch);
-    this.#waiting -= batch.length;
-    lane.busy = true;
+  #pump(): void {
+    if (this.#busy || this.#queue.length === 0) return;
+    const batch = takeBatch(this.#queue, this.#options.maxBatch);
+    this.#busy = true;
     void this.#run(batch).finally(() => {
-      lane.busy = false;
-      this.#pump(lane);
+      this.#busy = false;
+      this.#pump();
     });
   }
 
@@ -91,7 +84,7 @@ export class TransferBatcher {
 }
 
 /**
- * The next batch from a lane's queue, in arrival order, with each (account, idempotency key)
+ * The next batch from the queue, in arrival order, with each (account, idempotency key)
  * at most once: a repeat waits for the next batch, where it finds the first one's answer.
  */
 function takeBatch(queue: Waiting[], max: number): Waiting[] {
