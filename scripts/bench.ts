@@ -105,7 +105,9 @@ interface Bench {
   accounts: Account[];
 }
 
-const spreadPick = (b: Bench) => (worker: number, i: number) => b.accounts[(worker * 7919 + i) % b.accounts.length]!;
+/** Which account a closed-loop client sends its i-th request from. */
+const spreadIndex = (b: Bench, worker: number, i: number) => (worker * 7919 + i) % b.accounts.length;
+const spreadPick = (b: Bench) => (worker: number, i: number) => b.accounts[spreadIndex(b, worker, i)]!;
 
 /** 1. The bare hello-world and the authenticated balance read, with the same pool and clients, each after a second of warm-up. */
 async function httpRuns(b: Bench) {
@@ -173,8 +175,8 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
   // its credit, its notification): the hot receiver is compared with the same transfers spread
   // over every account as receiver, so that what it measures is the one hot row.
   const spreadIn = await transferRun(b, (worker, i) => {
-    const from = pick(worker, i);
-    return transfer(from, b.accounts[(b.accounts.indexOf(from) + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
+    const from = spreadIndex(b, worker, i);
+    return transfer(b.accounts[from]!, b.accounts[(from + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
   });
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
   return { ...median, spreadRounds: rounds.map((r) => ({ rate: r.spread.rate, reference: r.reference })), hot, spreadIn, hotIn };
