@@ -111,6 +111,12 @@ export class WebhookSender {
       durationMs: Math.round(performance.now() - started),
       sentAt,
     });
+    // The whole attempt (connection, answer and its body) within the limit. Not
+    // AbortSignal.timeout: its timer and signal live the full 10 s whatever the answer, so at
+    // 2,500 deliveries/s a process held 25,000 of them, promoted to the old generation and
+    // collected in 20-30 ms major pauses, which stalled every request of the process.
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
     try {
       // IP literals never reach the lookup, so they are judged here.
       parseDestination(message.url, this.#allowPrivate);
@@ -127,7 +133,7 @@ export class WebhookSender {
         headers,
         body: message.body,
         dispatcher: this.#agent,
-        signal: AbortSignal.timeout(this.#timeoutMs),
+        signal: abort.signal,
       });
       const success = response.statusCode >= 200 && response.statusCode < 300;
       if (success) {
@@ -149,6 +155,8 @@ export class WebhookSender {
       });
     } catch (error) {
       return done({ success: false, statusCode: null, error: describe(error, this.#timeoutMs) });
+    } finally {
+      clearTimeout(timer);
     }
   }
 
