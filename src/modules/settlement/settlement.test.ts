@@ -366,6 +366,29 @@ describe('settlement', () => {
     assert.deepEqual(logged, [{ settled: 1, failed: 0 }]);
   });
 
+  it('HIGH transfers that wake the Worker in quick succession share rounds, at most one per 50 ms', async () => {
+    const target = await externalKey(t);
+    const rounds: { settled: number }[] = [];
+    const log = { info: (o: unknown) => rounds.push(o as { settled: number }), warn: () => undefined, error: () => undefined };
+    const worker = new Worker({ ...deps, log });
+    const started = performance.now();
+    worker.start();
+    const sent: Sent[] = [];
+    for (let i = 0; i < 10; i++) {
+      sent.push(await send(t, payer, { pixKey: target.key, priority: 'HIGH', creditorDocument: target.document }));
+      worker.wake();
+    }
+    for (let tries = 0; tries < 100; tries++) {
+      const statuses = await Promise.all(sent.map(async (s) => (await transaction(t.db, s.id)).status));
+      if (statuses.every((status) => status === 'CONFIRMED')) break;
+      await delay(20);
+    }
+    await worker.stop();
+    const elapsed = performance.now() - started;
+    assert.equal(rounds.reduce((n, r) => n + r.settled, 0), 10);
+    assert.ok(rounds.length <= Math.floor(elapsed / 50) + 1, `${rounds.length} rounds in ${Math.round(elapsed)} ms`);
+  });
+
   it('the ledger stays consistent after all of the above', async () => {
     await assertLedgerInvariants(t.db);
     const pending = await t.db.selectFrom('transactions').select('id').where('status', '=', 'PENDING').execute();
