@@ -15,11 +15,17 @@ import type { Database, Db } from '../db/client.ts';
  * dead rows pass `autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor × rows` (or its
  * rows inserted since the last vacuum pass the insert threshold), and analysed when the rows
  * changed since its last analysis pass `autovacuum_analyze_threshold +
- * autovacuum_analyze_scale_factor × rows`. Its pace is autovacuum's too: a round every
- * `autovacuum_naptime` (the worker's loop), and on PostgreSQL each statement slowed by
- * `autovacuum_vacuum_cost_delay` / `_cost_limit`, as autovacuum's own workers are. Unpaced, every
- * 10 s, a round took 1-2 s of a core out of a 2-core machine in one go, and the open-loop answers
- * queued behind it (p99 250 ms in the rounds it overlapped, against 20-40 ms in the others).
+ * autovacuum_analyze_scale_factor × rows`, looked at every 10 s (the worker's loop). On
+ * PostgreSQL each statement is slowed by `autovacuum_vacuum_cost_delay` / `_cost_limit`, as
+ * autovacuum's own workers are: unpaced, a round took 1-2 s of a core out of a 2-core machine in
+ * one go, and the open-loop answers queued behind it (p99 250 ms in the rounds it overlapped,
+ * against 20-40 ms in the others).
+ *
+ * Not at autovacuum's own pace of a round per `autovacuum_naptime` (1 min): a session keeps a
+ * statement's plan until its table is next analysed, and on a fresh database under load the
+ * plans made while the tables were small (the settlement function scanning all of
+ * `transactions`, planned when it held ten rows) lasted the whole first minute, p99 500-800 ms.
+ * Turning sequential scans off in the hot functions instead cost 10% of the transfer rate.
  * Where autovacuum runs, this does nothing.
  */
 
@@ -73,12 +79,6 @@ export function dueTables(stats: readonly TableStats[]): TableWork[] {
     if (vacuum || analyze) work.push({ table: s.relname, vacuum, analyze });
   }
   return work;
-}
-
-/** How often autovacuum looks at a database (`autovacuum_naptime`), ms. */
-export async function autovacuumNaptimeMs(db: Db): Promise<number> {
-  const { rows } = await sql<{ ms: number }>`select setting::float8 * 1000 as ms from pg_settings where name = 'autovacuum_naptime'`.execute(db);
-  return rows[0]?.ms ?? 60_000;
 }
 
 /** Whether this database needs the service to do autovacuum's work. */

@@ -4,7 +4,7 @@ import type { Database } from '../db/client.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
 import { deliverDue, fanOut } from '../modules/webhooks/delivery.ts';
-import { autovacuumNaptimeMs, maintenanceRound, needsMaintenance } from './maintenance.ts';
+import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
 
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
@@ -24,6 +24,8 @@ const SETTLEMENT_BATCH = 500;
  * 50 ms more for its round.
  */
 const MIN_ROUND_INTERVAL_MS = 50;
+/** How often the tables are looked at for autovacuum's work, where the worker does it. */
+const MAINTENANCE_INTERVAL_MS = 10_000;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -34,10 +36,7 @@ export interface WorkerOptions extends SettlementDeps {
   readonly webhookSender?: WebhookSender;
   /** How often the delivery loop looks for notifications and due retries. */
   readonly deliveryPollMs?: number;
-  /**
-   * Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts), a
-   * round every `intervalMs` (by default the server's `autovacuum_naptime`).
-   */
+  /** Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts). */
   readonly maintenance?: { readonly kind: Database['kind']; readonly intervalMs?: number };
 }
 
@@ -176,12 +175,10 @@ export class Worker {
    * Autovacuum's work where no autovacuum runs, in a loop of its own: a long VACUUM never holds
    * settlement or delivery up.
    */
-  async #maintain({ kind, intervalMs: given }: NonNullable<WorkerOptions['maintenance']>): Promise<void> {
+  async #maintain({ kind, intervalMs = MAINTENANCE_INTERVAL_MS }: NonNullable<WorkerOptions['maintenance']>): Promise<void> {
     const { db, log } = this.#options;
-    let intervalMs: number;
     try {
       if (!(await needsMaintenance(db, kind))) return;
-      intervalMs = given ?? (await autovacuumNaptimeMs(db));
     } catch (error) {
       log.error({ err: error }, 'could not tell whether autovacuum runs; the worker will not maintain tables');
       return;
