@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { openDatabase, type Db } from '../db/client.ts';
+import type { Db } from '../db/client.ts';
 import { randomCpf } from '../../test/factories.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
 import { insertAccount } from '../modules/accounts/repo.ts';
@@ -156,42 +156,6 @@ describe('table maintenance where autovacuum does not run', () => {
       assert.ok((await maintenanceRound(t.db, t.database.kind)).some((w) => w.table === 'settlement_queue' && w.vacuum));
     } finally {
       await other.end();
-    }
-  });
-
-  it('paces its statements as autovacuum does, then gives the connection back with the settings it had', { skip: !onPostgres && 'unpaced on PGlite' }, async (c) => {
-    // One connection, so the round and the checks after it share it.
-    const one = await openDatabase({ url: t.url, poolSize: 1 });
-    const watcher = new pg.Client({ connectionString: t.url });
-    await watcher.connect();
-    try {
-      const setting = async (name: string) => (await sql<{ value: string }>`select current_setting(${name}) as value`.execute(one.db)).rows[0]!.value;
-      if (['0', '-1'].includes(await setting('autovacuum_vacuum_cost_delay'))) return c.skip('autovacuum is not paced on this server');
-      const before = [await setting('vacuum_cost_delay'), await setting('vacuum_cost_limit')];
-      const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(one.db)).rows[0]!.pid;
-      // Enough dead rows that vacuuming them passes the cost limit many times.
-      await t.db.transaction().execute(async (trx) => {
-        await sql`
-          insert into settlement_queue (transaction_id, priority, pix_key, created_at, expires_at)
-          select -g, 'NORM', 'k', now(), now() from generate_series(1, 50000) g`.execute(trx);
-        await sql`delete from settlement_queue where transaction_id < 0`.execute(trx);
-      });
-      await churnQueue();
-      const round = maintenanceRound(one.db, 'postgres');
-      let finished = false;
-      void round.finally(() => (finished = true));
-      // A paced VACUUM sleeps between its steps: its backend waits on VacuumDelay.
-      let delayed = false;
-      while (!finished && !delayed) {
-        const { rows } = await watcher.query<{ wait_event: string | null }>('select wait_event from pg_stat_activity where pid = $1', [pid]);
-        delayed = rows[0]?.wait_event === 'VacuumDelay';
-      }
-      assert.ok((await round).some((w) => w.table === 'settlement_queue' && w.vacuum));
-      assert.ok(delayed, 'the round never slept between steps');
-      assert.deepEqual([await setting('vacuum_cost_delay'), await setting('vacuum_cost_limit')], before);
-    } finally {
-      await watcher.end();
-      await one.close();
     }
   });
 

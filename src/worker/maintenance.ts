@@ -15,18 +15,7 @@ import type { Database, Db } from '../db/client.ts';
  * dead rows pass `autovacuum_vacuum_threshold + autovacuum_vacuum_scale_factor × rows` (or its
  * rows inserted since the last vacuum pass the insert threshold), and analysed when the rows
  * changed since its last analysis pass `autovacuum_analyze_threshold +
- * autovacuum_analyze_scale_factor × rows`, looked at every 10 s (the worker's loop). On
- * PostgreSQL each statement is slowed by `autovacuum_vacuum_cost_delay` / `_cost_limit`, as
- * autovacuum's own workers are: unpaced, a round took 1-2 s of a core out of a 2-core machine in
- * one go, and the open-loop answers queued behind it (p99 250 ms in the rounds it overlapped,
- * against 20-40 ms in the others).
- *
- * Not at autovacuum's own pace of a round per `autovacuum_naptime` (1 min): a session keeps a
- * statement's plan until its table is next analysed, and on a fresh database under load the
- * plans made while the tables were small (the settlement function scanning all of
- * `transactions`, planned when it held ten rows) lasted the whole first minute, p99 500-800 ms.
- * Turning sequential scans off in the hot functions instead cost 10% of the transfer rate.
- * Where autovacuum runs, this does nothing.
+ * autovacuum_analyze_scale_factor × rows`. Where autovacuum runs, this does nothing.
  */
 
 /** An advisory lock key: one maintainer at a time among the processes sharing the database. */
@@ -115,27 +104,9 @@ export async function maintenanceRound(db: Db, kind: Database['kind']): Promise<
          where s.schemaname = current_schema()
          order by s.relname`.execute(conn);
       const work = dueTables(stats);
-      // Paced as autovacuum's workers are (-1: the plain VACUUM setting). Not on PGlite: its one
-      // connection serves every request, and a slower statement would hold them all longer.
-      const paced = kind === 'postgres' && work.length > 0;
-      if (paced) {
-        await sql`
-          select set_config('vacuum_cost_delay', case current_setting('autovacuum_vacuum_cost_delay') when '-1' then current_setting('vacuum_cost_delay')
-                                                   else current_setting('autovacuum_vacuum_cost_delay') end, false),
-                 set_config('vacuum_cost_limit', case current_setting('autovacuum_vacuum_cost_limit') when '-1' then current_setting('vacuum_cost_limit')
-                                                   else current_setting('autovacuum_vacuum_cost_limit') end, false)`.execute(conn);
-      }
-      try {
-        for (const w of work) {
-          const action = w.vacuum ? (w.analyze ? sql.raw('vacuum (analyze)') : sql.raw('vacuum')) : sql.raw('analyze');
-          await sql`${action} ${sql.id(w.table)}`.execute(conn);
-        }
-      } finally {
-        // The connection goes back to the pool.
-        if (paced) {
-          await sql`reset vacuum_cost_delay`.execute(conn);
-          await sql`reset vacuum_cost_limit`.execute(conn);
-        }
+      for (const w of work) {
+        const action = w.vacuum ? (w.analyze ? sql.raw('vacuum (analyze)') : sql.raw('vacuum')) : sql.raw('analyze');
+        await sql`${action} ${sql.id(w.table)}`.execute(conn);
       }
       return work;
     } finally {
