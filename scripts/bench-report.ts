@@ -37,7 +37,11 @@ export interface Results {
   referenceRuns: [number, number];
   /** Every spread round: its rate and its reference (the reported one is the median ratio). */
   spreadRounds: { rate: number; reference: number }[];
-  hello: LoadResult & Costs;
+  /**
+   * The hello-world run just before the reported balance round (its latencies and costs), with the
+   * reference that round is compared with (the mean of the runs before and after it) and every balance round.
+   */
+  hello: LoadResult & Costs & { reference: number; referenceRuns: [number, number]; rounds: { rate: number; reference: number }[] };
   balances: LoadResult & Costs;
   spread: LoadResult & Costs & Settling;
   hot: LoadResult & Costs & Settling;
@@ -120,7 +124,7 @@ const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: str
 
 function rows(r: Results): Row[] {
   const s = r.settings;
-  const balanceRatio = r.balances.rate / r.hello.rate;
+  const balanceRatio = r.balances.rate / r.hello.reference;
   const spreadRatio = r.spread.rate / r.reference;
   const hotInRatio = r.hotIn.rate / r.spreadIn.rate;
   const hotInSettledRatio = r.hotIn.settled / r.spreadIn.settled;
@@ -137,8 +141,10 @@ function rows(r: Results): Row[] {
       ratio: '1.00 (database reference)',
     },
     {
-      label: 'GET / bare Fastify hello-world (child process; its CPU in the service column)',
-      rate: r.hello.rate,
+      label:
+        `GET / bare Fastify hello-world (child process; its CPU in the service column; mean of ${Math.round(r.hello.referenceRuns[0])} just before and ` +
+        `${Math.round(r.hello.referenceRuns[1])} just after the balance run${r.hello.rounds.length > 1 ? ` with the median of ${r.hello.rounds.length} ratios` : ''}; latencies and CPU of the run before)`,
+      rate: r.hello.reference,
       ratio: '1.00 (HTTP reference)',
       p50: r.hello.p50,
       p99: r.hello.p99,
@@ -220,9 +226,11 @@ function rows(r: Results): Row[] {
 function lines(r: Results): string[] {
   const s = r.settings;
   const drains = [r.spread.drain, r.hot.drain, r.spreadIn.drain, r.hotIn.drain, r.open.drain, r.overload.drain];
+  const rounds = (all: { rate: number; reference: number }[]) =>
+    all.map((x) => `${ratio(x.rate / x.reference)} (${x.rate.toFixed(0)}/s against ${x.reference.toFixed(0)})`).join(', ');
   return [
-    `- spread rounds, each against the mean of the pgbench runs right before and after it: ` +
-      r.spreadRounds.map((x) => `${ratio(x.rate / x.reference)} (${x.rate.toFixed(0)}/s against ${x.reference.toFixed(0)})`).join(', '),
+    `- balance rounds, each against the mean of the hello-world runs right before and after it: ${rounds(r.hello.rounds)}`,
+    `- spread rounds, each against the mean of the pgbench runs right before and after it: ${rounds(r.spreadRounds)}`,
     `- settlement queue at the end of each run / time to empty it afterwards: spread ${r.spread.backlog} / ${r.spread.drain.ms} ms, ` +
       `hot payer ${r.hot.backlog} / ${r.hot.drain.ms} ms, internal spread ${r.spreadIn.backlog} / ${r.spreadIn.drain.ms} ms, ` +
       `hot receiver ${r.hotIn.backlog} / ${r.hotIn.drain.ms} ms, ` +

@@ -4,10 +4,11 @@
 // that matter are ratios, the machine being shared and noisy. Exit code 1 if an invariant breaks.
 //
 //   BENCH_SECONDS=10 BENCH_CLIENTS=32 BENCH_ACCOUNTS=64 BENCH_RATE=2500 BENCH_HIGH_FRACTION=0.1 \
-//   BENCH_BURST=3000 BENCH_SPREAD_ROUNDS=3 BENCH_SETTLEMENT_DELAY_MS=250 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
+//   BENCH_BURST=3000 BENCH_ROUNDS=3 BENCH_SETTLEMENT_DELAY_MS=250 DATABASE_SERVER=postgres://postgres@127.0.0.1:5432/postgres npm run bench
 //
-// Runs, in order: hello-world and GET /accounts/balances (closed loop); POST /dict/pix closed loop
-// over all accounts (three rounds, with pgbench before, between and after them), from one hot payer,
+// Runs, in order: GET /accounts/balances closed loop (three rounds, with the hello-world before,
+// between and after them); POST /dict/pix closed loop over all accounts (three rounds, with
+// pgbench before, between and after them), from one hot payer,
 // between the accounts (each paying the others), and to one hot receiving account of the service; an open loop (after a second of warm-up) at a fixed offered rate with a share of
 // HIGH transfers and cash_out webhooks to a local HTTPS receiver; a burst far above capacity; the
 // invariants; lists over 1M rows.
@@ -16,8 +17,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
-import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
+import { type Costs, drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { burst, call, closedLoop, type LoadResult, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
 
@@ -40,8 +41,8 @@ const WEBHOOK_WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT_SECONDS ?? 20) * 1
 /** Overload: this many transfers at the same moment. */
 const BURST = Number(process.env.BENCH_BURST ?? 3000);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
-/** Spread runs, each between two pgbench runs; the median is reported. */
-const SPREAD_ROUNDS = Math.max(1, Number(process.env.BENCH_SPREAD_ROUNDS ?? 3));
+/** Spread transfer runs (each between two pgbench runs) and balance runs (each between two hello-world runs); the median is reported. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ADMIN = 'bench-admin-token-0123456789';
 const ADMIN_AUTH = { authorization: `Bearer ${ADMIN}` };
 /** A key at another institution, with its owner's document (HIGH needs it). */
@@ -109,7 +110,36 @@ interface Bench {
 const spreadIndex = (b: Bench, worker: number, i: number) => (worker * 7919 + i) % b.accounts.length;
 const spreadPick = (b: Bench) => (worker: number, i: number) => b.accounts[spreadIndex(b, worker, i)]!;
 
-/** 1. The bare hello-world and the authenticated balance read, with the same pool and clients, each after a second of warm-up. */
+/** A run measured against a reference taken right beside it: the mean of the reference runs just before and just after. */
+interface Round<R> {
+  run: R;
+  reference: number;
+  referenceRuns: [number, number];
+}
+
+/**
+ * `rounds` runs of `subject` with `reference` before, between and after them (on a shared
+ * machine the reference drifts within a minute, so each run is compared with the two beside it):
+ * every round, and the one with the median ratio (for an even count the lower of the middle two,
+ * never the flattering one).
+ */
+async function roundsBeside<R extends { rate: number }>(rounds: number, reference: () => number | Promise<number>, subject: () => Promise<R>) {
+  const all: Round<R>[] = [];
+  let before = await reference();
+  for (let round = 0; round < rounds; round++) {
+    const run = await subject();
+    const after = await reference();
+    all.push({ run, reference: (before + after) / 2, referenceRuns: [before, after] });
+    before = after;
+  }
+  const ratio = (r: Round<R>) => r.run.rate / r.reference;
+  return { median: [...all].sort((x, y) => ratio(x) - ratio(y))[Math.floor((all.length - 1) / 2)]!, rounds: all.map((r) => ({ rate: r.run.rate, reference: r.reference })) };
+}
+
+/**
+ * 1. The bare hello-world and the authenticated balance read, with the same pool and clients,
+ * each after a second of warm-up: ROUNDS balance runs, each against the hello-world runs beside it.
+ */
 async function httpRuns(b: Bench) {
   const hello = await startChild([HELLO], { PORT: '0' });
   const helloHttp = new Pool(`http://127.0.0.1:${hello.port}`, { connections: CLIENTS + 4, pipelining: 1 });
@@ -118,10 +148,19 @@ async function httpRuns(b: Bench) {
   const balancesGet = (worker: number, i: number): Request => ({ method: 'GET', path: '/accounts/balances', headers: pick(worker, i).headers });
   try {
     await closedLoop(helloHttp, CLIENTS, 1, helloGet, 200);
-    const helloRun = await measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200));
     await closedLoop(b.http, CLIENTS, 1, balancesGet, 200);
-    const balances = await measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, balancesGet, 200));
-    return { hello: helloRun, balances };
+    // The hello-world runs, kept for their latencies and costs: the one just before the median round is reported.
+    const helloRuns: (LoadResult & Costs)[] = [];
+    const { median, rounds } = await roundsBeside(
+      ROUNDS,
+      async () => {
+        helloRuns.push(await measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200)));
+        return helloRuns.at(-1)!.rate;
+      },
+      () => measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, balancesGet, 200)),
+    );
+    const helloBefore = helloRuns.find((h) => h.rate === median.referenceRuns[0])!;
+    return { hello: { ...helloBefore, reference: median.reference, referenceRuns: median.referenceRuns, rounds }, balances: median.run };
   } finally {
     await helloHttp.close();
     await stopChild(hello.child);
@@ -141,35 +180,21 @@ async function transferRun(b: Bench, pick: (worker: number, i: number) => Reques
   return { ...run, settled, backlog, drain: await drained(b.url) };
 }
 
-/** One spread run and its reference: the mean of the pgbench runs right before and right after it. */
-interface SpreadRound {
-  spread: Awaited<ReturnType<typeof transferRun>>;
-  reference: number;
-  referenceRuns: [number, number];
-}
-
 /**
  * 2. Transfers, closed loop: spread over the accounts, one hot payer, spread between the accounts
- * and to one hot receiver (both internal). The spread run is made SPREAD_ROUNDS times with pgbench before, between and after
- * them (on a shared machine the reference drifts within a minute, so each round is compared with
- * the pgbench runs beside it); the round with the median ratio is the one reported, and every
- * round's ratio is listed.
+ * and to one hot receiver (both internal). The spread run is made ROUNDS times against the pgbench
+ * runs beside it; the round with the median ratio is the one reported, and every round's ratio is
+ * listed.
  */
 async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDatabase) {
   const pick = spreadPick(b);
   await closedLoop(b.http, CLIENTS, 3, (worker, i) => transfer(pick(worker, i)));
   await drained(b.url);
-  const rounds: SpreadRound[] = [];
-  let before = reference.run(SECONDS);
-  for (let round = 0; round < SPREAD_ROUNDS; round++) {
-    const spread = await transferRun(b, (worker, i) => transfer(pick(worker, i)));
-    const after = reference.run(SECONDS);
-    rounds.push({ spread, reference: (before + after) / 2, referenceRuns: [before, after] });
-    before = after;
-  }
-  const ratio = (r: SpreadRound) => r.spread.rate / r.reference;
-  // The median; for an even count the lower of the middle two, never the flattering one.
-  const median = [...rounds].sort((x, y) => ratio(x) - ratio(y))[Math.floor((rounds.length - 1) / 2)]!;
+  const { median, rounds } = await roundsBeside(
+    ROUNDS,
+    () => reference.run(SECONDS),
+    () => transferRun(b, (worker, i) => transfer(pick(worker, i))),
+  );
   const hot = await transferRun(b, () => transfer(b.accounts[0]!));
   // Transfers between accounts of this service do more than transfers out (the receiver's row,
   // its credit, its notification): the hot receiver is compared with the same transfers spread
@@ -179,7 +204,7 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
     return transfer(b.accounts[from]!, b.accounts[(from + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
   });
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
-  return { ...median, spreadRounds: rounds.map((r) => ({ rate: r.spread.rate, reference: r.reference })), hot, spreadIn, hotIn };
+  return { spread: median.run, reference: median.reference, referenceRuns: median.referenceRuns, spreadRounds: rounds, hot, spreadIn, hotIn };
 }
 
 /** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
