@@ -49,6 +49,8 @@ export interface Results {
   spreadIn: LoadResult & Costs & Settling;
   hotIn: LoadResult & Costs & Settling;
   open: OpenLoopResult & Costs & Settling;
+  /** The same open loop at a share of the closed-loop spread rate (below the machine's capacity). */
+  below: { rate: number; share: number; open: OpenLoopResult & Costs & Settling; high: number[]; webhookLags: number[] };
   /** Ascending lags, ms (Infinity: never). */
   high: number[];
   highFrom201: number[];
@@ -191,6 +193,15 @@ function rows(r: Results): Row[] {
       statuses: { ...r.open.statuses, ...(r.open.notSent > 0 ? { 'not sent': r.open.notSent } : {}) },
     },
     {
+      ...transferRow(
+        `the same open loop at ${r.below.rate}/s, ${r.below.share} × the closed-loop spread rate (HIGH settlement lag p99 ` +
+          `${ms(percentile(r.below.high, 99))} ms${s.webhooks ? `, webhook lag p99 ${ms(percentile(r.below.webhookLags, 99))} ms` : ''})`,
+        r.below.open,
+        `${ratio(r.below.open.rate / r.below.rate)} × offered (settled ${ratio(r.below.open.settled / r.below.rate)} ×)`,
+      ),
+      statuses: { ...r.below.open.statuses, ...(r.below.open.notSent > 0 ? { 'not sent': r.below.open.notSent } : {}) },
+    },
+    {
       label: `HIGH settlement lag: processed_at − created_at (${r.high.length} transfers)`,
       p50: percentile(r.high, 50),
       p99: highP99,
@@ -225,7 +236,7 @@ function rows(r: Results): Row[] {
 
 function lines(r: Results): string[] {
   const s = r.settings;
-  const drains = [r.spread.drain, r.hot.drain, r.spreadIn.drain, r.hotIn.drain, r.open.drain, r.overload.drain];
+  const drains = [r.spread.drain, r.hot.drain, r.spreadIn.drain, r.hotIn.drain, r.open.drain, r.below.open.drain, r.overload.drain];
   const rounds = (all: { rate: number; reference: number }[]) =>
     all.map((x) => `${ratio(x.rate / x.reference)} (${x.rate.toFixed(0)}/s against ${x.reference.toFixed(0)})`).join(', ');
   return [
@@ -234,7 +245,7 @@ function lines(r: Results): string[] {
     `- settlement queue at the end of each run / time to empty it afterwards: spread ${r.spread.backlog} / ${r.spread.drain.ms} ms, ` +
       `hot payer ${r.hot.backlog} / ${r.hot.drain.ms} ms, internal spread ${r.spreadIn.backlog} / ${r.spreadIn.drain.ms} ms, ` +
       `hot receiver ${r.hotIn.backlog} / ${r.hotIn.drain.ms} ms, ` +
-      `open loop ${r.open.backlog} / ${r.open.drain.ms} ms, overload burst ${r.overload.drain.ms} ms` +
+      `open loop ${r.open.backlog} / ${r.open.drain.ms} ms, open loop below capacity ${r.below.open.backlog} / ${r.below.open.drain.ms} ms, overload burst ${r.overload.drain.ms} ms` +
       (drains.some((d) => d.left > 0) ? ' (NOT emptied within 60 s)' : ''),
     `- open loop: ${r.open.offered} offered over ${s.seconds} s, ${r.open.offered - r.open.notSent} sent, ${r.open.notSent} not sent ` +
       `(at most ${s.openCap} outstanding); last answer after ${r.open.elapsed.toFixed(1)} s; p99 of every answer (201 or not) ` +
