@@ -18,8 +18,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
-import { type Costs, drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
-import { burst, call, closedLoop, type LoadResult, openLoop, type Request } from './bench-load.ts';
+import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { report } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
 
@@ -113,11 +113,11 @@ interface Bench {
 const spreadIndex = (b: Bench, worker: number, i: number) => (worker * 7919 + i) % b.accounts.length;
 const spreadPick = (b: Bench) => (worker: number, i: number) => b.accounts[spreadIndex(b, worker, i)]!;
 
-/** A run measured against a reference taken right beside it: the mean of the reference runs just before and just after. */
-interface Round<R> {
+/** A run measured against a reference taken right beside it: the mean rate of the reference runs just before and just after. */
+interface Round<R, F> {
   run: R;
   reference: number;
-  referenceRuns: [number, number];
+  referenceRuns: [F, F];
 }
 
 /**
@@ -126,16 +126,20 @@ interface Round<R> {
  * every round, and the one with the median ratio (for an even count the lower of the middle two,
  * never the flattering one).
  */
-async function roundsBeside<R extends { rate: number }>(rounds: number, reference: () => number | Promise<number>, subject: () => Promise<R>) {
-  const all: Round<R>[] = [];
+async function roundsBeside<R extends { rate: number }, F extends { rate: number }>(
+  rounds: number,
+  reference: () => F | Promise<F>,
+  subject: () => Promise<R>,
+) {
+  const all: Round<R, F>[] = [];
   let before = await reference();
   for (let round = 0; round < rounds; round++) {
     const run = await subject();
     const after = await reference();
-    all.push({ run, reference: (before + after) / 2, referenceRuns: [before, after] });
+    all.push({ run, reference: (before.rate + after.rate) / 2, referenceRuns: [before, after] });
     before = after;
   }
-  const ratio = (r: Round<R>) => r.run.rate / r.reference;
+  const ratio = (r: Round<R, F>) => r.run.rate / r.reference;
   return { median: [...all].sort((x, y) => ratio(x) - ratio(y))[Math.floor((all.length - 1) / 2)]!, rounds: all.map((r) => ({ rate: r.run.rate, reference: r.reference })) };
 }
 
@@ -152,18 +156,14 @@ async function httpRuns(b: Bench) {
   try {
     await closedLoop(helloHttp, CLIENTS, 1, helloGet, 200);
     await closedLoop(b.http, CLIENTS, 1, balancesGet, 200);
-    // The hello-world runs, kept for their latencies and costs: the one just before the median round is reported.
-    const helloRuns: (LoadResult & Costs)[] = [];
     const { median, rounds } = await roundsBeside(
       ROUNDS,
-      async () => {
-        helloRuns.push(await measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200)));
-        return helloRuns.at(-1)!.rate;
-      },
+      () => measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200)),
       () => measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, balancesGet, 200)),
     );
-    const helloBefore = helloRuns.find((h) => h.rate === median.referenceRuns[0])!;
-    return { hello: { ...helloBefore, reference: median.reference, referenceRuns: median.referenceRuns, rounds }, balances: median.run };
+    const [before, after] = median.referenceRuns;
+    // The hello-world run just before the median round stands for its latencies and costs.
+    return { hello: { ...before, reference: median.reference, referenceRuns: [before.rate, after.rate] as [number, number], rounds }, balances: median.run };
   } finally {
     await helloHttp.close();
     await stopChild(hello.child);
@@ -195,7 +195,7 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
   await drained(b.url);
   const { median, rounds } = await roundsBeside(
     ROUNDS,
-    () => reference.run(SECONDS),
+    () => ({ rate: reference.run(SECONDS) }),
     () => transferRun(b, (worker, i) => transfer(pick(worker, i))),
   );
   const hot = await transferRun(b, () => transfer(b.accounts[0]!));
@@ -207,7 +207,8 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
     return transfer(b.accounts[from]!, b.accounts[(from + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
   });
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
-  return { spread: median.run, reference: median.reference, referenceRuns: median.referenceRuns, spreadRounds: rounds, hot, spreadIn, hotIn };
+  const referenceRuns: [number, number] = [median.referenceRuns[0].rate, median.referenceRuns[1].rate];
+  return { spread: median.run, reference: median.reference, referenceRuns, spreadRounds: rounds, hot, spreadIn, hotIn };
 }
 
 /** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
