@@ -124,6 +124,9 @@ const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: str
   statuses: r.statuses,
 });
 
+/** An open loop's statuses, with the requests it did not send (too many outstanding). */
+const openStatuses = (o: OpenLoopResult) => ({ ...o.statuses, ...(o.notSent > 0 ? { 'not sent': o.notSent } : {}) });
+
 function rows(r: Results): Row[] {
   const s = r.settings;
   const balanceRatio = r.balances.rate / r.hello.reference;
@@ -190,7 +193,7 @@ function rows(r: Results): Row[] {
         `${ratio(r.open.rate / s.rate)} × offered (settled ${ratio(r.open.settled / s.rate)} ×)`,
         `p99 ≤ 50 ms, every offered one accepted: ${verdict(r.open.p99 <= 50 && r.open.ok === r.open.offered)}`,
       ),
-      statuses: { ...r.open.statuses, ...(r.open.notSent > 0 ? { 'not sent': r.open.notSent } : {}) },
+      statuses: openStatuses(r.open),
     },
     {
       ...transferRow(
@@ -199,7 +202,7 @@ function rows(r: Results): Row[] {
         r.below.open,
         `${ratio(r.below.open.rate / r.below.rate)} × offered (settled ${ratio(r.below.open.settled / r.below.rate)} ×)`,
       ),
-      statuses: { ...r.below.open.statuses, ...(r.below.open.notSent > 0 ? { 'not sent': r.below.open.notSent } : {}) },
+      statuses: openStatuses(r.below.open),
     },
     {
       label: `HIGH settlement lag: processed_at − created_at (${r.high.length} transfers)`,

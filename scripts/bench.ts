@@ -140,7 +140,13 @@ async function roundsBeside<R extends { rate: number }, F extends { rate: number
     before = after;
   }
   const ratio = (r: Round<R, F>) => r.run.rate / r.reference;
-  return { median: [...all].sort((x, y) => ratio(x) - ratio(y))[Math.floor((all.length - 1) / 2)]!, rounds: all.map((r) => ({ rate: r.run.rate, reference: r.reference })) };
+  const median = [...all].sort((x, y) => ratio(x) - ratio(y))[Math.floor((all.length - 1) / 2)]!;
+  return {
+    median,
+    /** The median round's two reference rates, as the report prints them. */
+    referenceRates: [median.referenceRuns[0].rate, median.referenceRuns[1].rate] as [number, number],
+    rounds: all.map((r) => ({ rate: r.run.rate, reference: r.reference })),
+  };
 }
 
 /**
@@ -156,14 +162,13 @@ async function httpRuns(b: Bench) {
   try {
     await closedLoop(helloHttp, CLIENTS, 1, helloGet, 200);
     await closedLoop(b.http, CLIENTS, 1, balancesGet, 200);
-    const { median, rounds } = await roundsBeside(
+    const { median, referenceRates, rounds } = await roundsBeside(
       ROUNDS,
       () => measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200)),
       () => measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, balancesGet, 200)),
     );
-    const [before, after] = median.referenceRuns;
     // The hello-world run just before the median round stands for its latencies and costs.
-    return { hello: { ...before, reference: median.reference, referenceRuns: [before.rate, after.rate] as [number, number], rounds }, balances: median.run };
+    return { hello: { ...median.referenceRuns[0], reference: median.reference, referenceRuns: referenceRates, rounds }, balances: median.run };
   } finally {
     await helloHttp.close();
     await stopChild(hello.child);
@@ -193,7 +198,7 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
   const pick = spreadPick(b);
   await closedLoop(b.http, CLIENTS, 3, (worker, i) => transfer(pick(worker, i)));
   await drained(b.url);
-  const { median, rounds } = await roundsBeside(
+  const { median, referenceRates, rounds } = await roundsBeside(
     ROUNDS,
     () => ({ rate: reference.run(SECONDS) }),
     () => transferRun(b, (worker, i) => transfer(pick(worker, i))),
@@ -207,8 +212,7 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
     return transfer(b.accounts[from]!, b.accounts[(from + 1 + (i % (b.accounts.length - 1))) % b.accounts.length]!.key);
   });
   const hotIn = await transferRun(b, (worker, i) => transfer(pick(worker, i), hotReceiver.key));
-  const referenceRuns: [number, number] = [median.referenceRuns[0].rate, median.referenceRuns[1].rate];
-  return { spread: median.run, reference: median.reference, referenceRuns, spreadRounds: rounds, hot, spreadIn, hotIn };
+  return { spread: median.run, reference: median.reference, referenceRuns: referenceRates, spreadRounds: rounds, hot, spreadIn, hotIn };
 }
 
 /** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
