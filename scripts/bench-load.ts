@@ -1,7 +1,7 @@
 // Load generators of scripts/bench.ts: a closed loop (N clients, each sends its next request when
 // the previous one is answered), an open loop (requests leave on a schedule whatever the answers)
 // and a burst (N requests at the same moment, each on a connection of its own).
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { Client, type Dispatcher } from 'undici';
 
 export interface Request {
@@ -103,6 +103,13 @@ export interface OpenLoopResult extends LoadResult {
   elapsed: number;
   /** Latency of every answer, whatever its status, ms. */
   p99All: number;
+  /**
+   * This process's own event-loop delay during the run, ms (p99 and max): a send or an answer it
+   * held up counts in the latencies above (they run from the scheduled send), so this bounds how
+   * much of them is the load generator's.
+   */
+  generatorDelayP99: number;
+  generatorDelayMax: number;
 }
 
 /**
@@ -129,6 +136,8 @@ export async function openLoop(
   const startedAt = new Date();
   const start = performance.now();
   let lastAnswer = start;
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
   await new Promise<void>((resolve) => {
     const send = (i: number, scheduled: number) => {
       outstanding++;
@@ -160,6 +169,7 @@ export async function openLoop(
     };
     tick();
   });
+  delay.disable();
   const endedAt = new Date();
   okLatencies.sort((a, b) => a - b);
   all.sort((a, b) => a - b);
@@ -177,6 +187,8 @@ export async function openLoop(
     notSent,
     elapsed,
     p99All: percentile(all, 99),
+    generatorDelayP99: delay.percentile(99) / 1e6,
+    generatorDelayMax: delay.max / 1e6,
   };
 }
 

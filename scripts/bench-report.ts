@@ -28,8 +28,12 @@ export interface Results {
     openCap: number;
     highFraction: number;
     burst: number;
+    tokenFlood: number;
     webhooks: boolean;
     listRows: number;
+    listClients: number;
+    /** The fixed-rate runs offer this share of the closed-loop rate. */
+    openShare: number;
     database: string;
   };
   /** pgbench tps: the mean of the runs right before and right after the reported spread run. */
@@ -43,6 +47,8 @@ export interface Results {
    */
   hello: LoadResult & Costs & { reference: number; referenceRuns: [number, number]; rounds: { rate: number; reference: number }[] };
   balances: LoadResult & Costs;
+  /** Balance reads offered at a fixed rate (openShare × the reported balance round's rate). */
+  balancesOpen: ReadsAtRate;
   spread: LoadResult & Costs & Settling;
   hot: LoadResult & Costs & Settling;
   /** Transfers between the accounts of the service, each paying the others: the hot receiver's baseline. */
@@ -57,9 +63,20 @@ export interface Results {
   webhookLags: number[];
   webhooks: { registered: number; delivered: number; received: number; waitedMs: number };
   overload: BurstResult & { drain: Drain };
-  lists: LoadResult;
+  /** Token requests with wrong credentials at once, and two right ones 200 ms into the flood. */
+  tokens: BurstResult & { again: TimedAnswer; first: TimedAnswer };
+  lists: LoadResult & Costs;
+  /** Lists offered at a fixed rate (openShare × the closed loop's). */
+  listsOpen: ReadsAtRate;
   check: Invariants;
 }
+
+export interface TimedAnswer {
+  status: number;
+  ms: number;
+}
+
+export type ReadsAtRate = OpenLoopResult & Costs & { offeredRate: number };
 
 interface Row {
   label: string;
@@ -127,6 +144,17 @@ const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: str
 /** An open loop's statuses, with the requests it did not send (too many outstanding). */
 const openStatuses = (o: OpenLoopResult) => ({ ...o.statuses, ...(o.notSent > 0 ? { 'not sent': o.notSent } : {}) });
 
+/** Reads offered at a fixed rate: latency from the scheduled send. */
+const atRate = (label: string, r: ReadsAtRate): Row => ({
+  label: `${label} (${r.offeredRate}/s; latency from the scheduled send)`,
+  rate: r.rate,
+  ratio: `${ratio(r.rate / r.offeredRate)} × offered`,
+  p50: r.p50,
+  p99: r.p99,
+  costs: r,
+  statuses: openStatuses(r),
+});
+
 function rows(r: Results): Row[] {
   const s = r.settings;
   const balanceRatio = r.balances.rate / r.hello.reference;
@@ -167,6 +195,7 @@ function rows(r: Results): Row[] {
       costs: r.balances,
       statuses: r.balances.statuses,
     },
+    atRate(`the same reads offered at a fixed rate, ${s.openShare} × the closed loop's`, r.balancesOpen),
     transferRow(
       `POST /dict/pix over ${s.accounts} accounts`,
       r.spread,
@@ -219,12 +248,17 @@ function rows(r: Results): Row[] {
         }
       : { label: 'webhook lag: not measured (BENCH_WEBHOOKS=0)' },
     {
-      label: `GET /api/transactions (size 20, 8 clients) with ${s.listRows} more rows in the table (${s.listRows / 1000} for this account)`,
+      label: `GET /api/transactions (size 20, ${s.listClients} clients) with ${s.listRows} more rows in the table (${s.listRows / 1000} for this account)`,
       rate: r.lists.rate,
       target: `p99 < 10 ms: ${verdict(r.lists.p99 < 10)}`,
       p50: r.lists.p50,
       p99: r.lists.p99,
+      costs: r.lists,
       statuses: r.lists.statuses,
+    },
+    {
+      ...atRate(`the same lists offered at a fixed rate, ${s.openShare} × the closed loop's`, r.listsOpen),
+      target: `p99 < 10 ms: ${verdict(r.listsOpen.p99 < 10 && r.listsOpen.ok === r.listsOpen.offered)}`,
     },
     {
       label: `overload: ${s.burst} POST /dict/pix at once (latency of the 503s)`,
@@ -233,6 +267,16 @@ function rows(r: Results): Row[] {
       p50: r.overload.refusedP50,
       p99: r.overload.refusedP99,
       statuses: r.overload.statuses,
+    },
+    {
+      label: `token flood: ${s.tokenFlood} POST /api/auth/token with wrong credentials at once, each from its own address (latency of the 503s)`,
+      ratio: `${r.tokens.statuses['503'] ?? 0} × 503 of ${s.tokenFlood}`,
+      target: `quick 503s, a known client still served: ${verdict(
+        (r.tokens.statuses['503'] ?? 0) > 0 && r.tokens.refusedP99 < 1000 && r.tokens.again.status === 201 && r.tokens.again.ms < 1000,
+      )}`,
+      p50: r.tokens.refusedP50,
+      p99: r.tokens.refusedP99,
+      statuses: r.tokens.statuses,
     },
   ];
 }
@@ -253,6 +297,17 @@ function lines(r: Results): string[] {
     `- open loop: ${r.open.offered} offered over ${s.seconds} s, ${r.open.offered - r.open.notSent} sent, ${r.open.notSent} not sent ` +
       `(at most ${s.openCap} outstanding); last answer after ${r.open.elapsed.toFixed(1)} s; p99 of every answer (201 or not) ` +
       `${ms(r.open.p99All)} ms; refused with 503: ${r.open.statuses['503'] ?? 0}`,
+    `- the load generator's own event-loop delay (p99 / max, ms) in the fixed-rate runs, part of their latencies: ` +
+      (
+        [
+          ['balances', r.balancesOpen],
+          ['transfers at the target rate', r.open],
+          ['transfers below capacity', r.below.open],
+          ['lists', r.listsOpen],
+        ] as [string, OpenLoopResult][]
+      )
+        .map(([name, o]) => `${name} ${ms(o.generatorDelayP99)} / ${ms(o.generatorDelayMax)}`)
+        .join(', '),
     `- HIGH: from the 201 as the client saw it to processed_at p50 ${ms(percentile(r.highFrom201, 50))} ms, ` +
       `p99 ${ms(percentile(r.highFrom201, 99))} ms (negative: settled before the answer arrived); ` +
       `not settled: ${r.high.filter((v) => v === Infinity).length}`,
@@ -263,6 +318,8 @@ function lines(r: Results): string[] {
       : '- webhooks: off',
     `- overload: ${r.overload.withRetryAfter} of the 503s carried Retry-After; the accepted ones p99 ${ms(r.overload.acceptedP99)} ms; ` +
       `last answer ${ms(r.overload.lastAnswerMs)} ms after the burst`,
+    `- token flood: last answer ${ms(r.tokens.lastAnswerMs)} ms after it left; 200 ms into it, a client that had a token before asked again: ` +
+      `${r.tokens.again.status} in ${ms(r.tokens.again.ms)} ms; a client asking for its first: ${r.tokens.first.status} in ${ms(r.tokens.first.ms)} ms`,
   ];
 }
 

@@ -43,7 +43,10 @@ const WEBHOOKS = process.env.BENCH_WEBHOOKS !== '0';
 const WEBHOOK_WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT_SECONDS ?? 20) * 1000;
 /** Overload: this many transfers at the same moment. */
 const BURST = Number(process.env.BENCH_BURST ?? 3000);
+/** Token requests with wrong credentials at once. */
+const TOKEN_FLOOD = Number(process.env.BENCH_TOKEN_FLOOD ?? 400);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
+const LIST_CLIENTS = Number(process.env.BENCH_LIST_CLIENTS ?? 8);
 /** Spread transfer runs (each between two pgbench runs) and balance runs (each between two hello-world runs); the median is reported. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ADMIN = 'bench-admin-token-0123456789';
@@ -75,12 +78,14 @@ interface Account {
   /** Its EVP key. */
   key: string;
   headers: Record<string, string>;
+  /** What it asks for a token with. */
+  tokenRequest: Request;
 }
 
 const post = (http: Pool, path: string, headers: Record<string, string>, body: unknown) => call(http, { method: 'POST', path, headers, body });
 
-/** An account with a linked certificate, an EVP key, R$ 100,000,000.00 and a token. */
-async function provision(http: Pool, n: number): Promise<Account> {
+/** An account with a linked certificate, an EVP key, R$ 100,000,000.00 and (unless told not to) a token. */
+async function provision(http: Pool, n: number, withToken = true): Promise<Account> {
   const account = await post(http, '/admin/accounts', ADMIN_AUTH, { name: `Bench ${n}`, document: cpf(n) });
   const accountId = account.body.accountId as number;
   const cert = await issueCertificate({ commonName: `bench-${n}` });
@@ -88,8 +93,14 @@ async function provision(http: Pool, n: number): Promise<Account> {
   const key = await post(http, `/admin/accounts/${accountId}/pix-keys`, ADMIN_AUTH, { type: 'evp' });
   await post(http, '/sandbox/pix/incoming', ADMIN_AUTH, { pixKey: key.body.key, amount: '100000000.00', payer: { name: 'Funding', document: '52998224725' } });
   const certHeader = encodeURIComponent(cert.certPem);
-  const token = await post(http, '/api/auth/token', { 'x-ssl-client-cert': certHeader }, { clientId: account.body.clientId, clientSecret: account.body.clientSecret });
-  return { accountId, key: key.body.key as string, headers: { authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': certHeader } };
+  const tokenRequest: Request = {
+    method: 'POST',
+    path: '/api/auth/token',
+    headers: { 'x-ssl-client-cert': certHeader },
+    body: { clientId: account.body.clientId, clientSecret: account.body.clientSecret },
+  };
+  const token = withToken ? await call(http, tokenRequest) : { body: { access_token: '' } };
+  return { accountId, key: key.body.key as string, headers: { authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': certHeader }, tokenRequest };
 }
 
 function transfer(from: Account, pixKey = EXTERNAL_KEY, high = false): Request {
@@ -167,12 +178,50 @@ async function httpRuns(b: Bench) {
       () => measured(b.url, hello.child.pid!, () => closedLoop(helloHttp, CLIENTS, SECONDS, helloGet, 200)),
       () => measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, balancesGet, 200)),
     );
+    const balancesOpen = await readsAtRate(b, Math.round(OPEN_SHARE * median.run.rate), balancesGet);
     // The hello-world run just before the median round stands for its latencies and costs.
-    return { hello: { ...median.referenceRuns[0], reference: median.reference, referenceRuns: referenceRates, rounds }, balances: median.run };
+    return { hello: { ...median.referenceRuns[0], reference: median.reference, referenceRuns: referenceRates, rounds }, balances: median.run, balancesOpen };
   } finally {
     await helloHttp.close();
     await stopChild(hello.child);
   }
+}
+
+/**
+ * GET requests offered at a fixed `rate` (an open loop, after a second of warm-up at that rate):
+ * the latency of reads when the machine is not saturated, beside the closed loop's, which is
+ * mostly queueing on two cores. Each request is sent as client i % CLIENTS would.
+ */
+async function readsAtRate(b: Bench, rate: number, request: (worker: number, i: number) => Request, seconds = SECONDS) {
+  const offer = (i: number) => request(i % CLIENTS, Math.floor(i / CLIENTS));
+  const openHttp = new Pool(`http://127.0.0.1:${PORT}`, { connections: OPEN_CAP, pipelining: 1 });
+  try {
+    await openLoop(openHttp, { rate, seconds: 1, cap: OPEN_CAP }, offer, undefined, 200);
+    return { offeredRate: rate, ...(await measured(b.url, b.pid, () => openLoop(openHttp, { rate, seconds, cap: OPEN_CAP }, offer, undefined, 200))) };
+  } finally {
+    await openHttp.close();
+  }
+}
+
+/**
+ * TOKEN_FLOOD token requests with made-up credentials at once, each from an address of its own
+ * (X-Forwarded-For through the local proxy, as a distributed flood: no address reaches the
+ * limit on failures), and 200 ms into it one account asking for a token again with its right
+ * credentials, and another asking for its first (its secret never verified in this process).
+ */
+async function tokenFlood(b: Bench, fresh: Account) {
+  const flood = burst(`http://127.0.0.1:${PORT}`, TOKEN_FLOOD, (i) => {
+    const r = b.accounts[i % b.accounts.length]!.tokenRequest;
+    return { ...r, headers: { ...r.headers, 'x-forwarded-for': `198.18.${i >> 8}.${i & 255}` }, body: { ...(r.body as object), clientSecret: `wrong-${i}` } };
+  }, '/health');
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const timed = async (r: Request) => {
+    const started = performance.now();
+    const answer = await call(b.http, r);
+    return { status: answer.status, ms: performance.now() - started };
+  };
+  const [again, first] = await Promise.all([timed(b.accounts[0]!.tokenRequest), timed(fresh.tokenRequest)]);
+  return { ...(await flood), again, first };
 }
 
 /** Transfers settled per second between the start of a run and its last answer. */
@@ -389,13 +438,16 @@ async function main() {
     // 6. Overload: a burst far above capacity.
     const overload = await burst(`http://127.0.0.1:${PORT}`, BURST, (i) => transfer(accounts[i % accounts.length]!), '/health');
     const overloadDrain = await drained(url);
+    const tokens = await tokenFlood(b, await provision(http, ACCOUNTS + 2, false));
 
     // The ledger invariants, then lists over a large table.
     const check = await invariants(url);
     await seedTransactions(url, accounts[1]!.accountId, LIST_ROWS);
     const listGet = (): Request => ({ method: 'GET', path: '/api/transactions?size=20', headers: accounts[1]!.headers });
-    await closedLoop(http, 8, 1, listGet, 200);
-    const lists = await closedLoop(http, 8, Math.min(SECONDS, 5), listGet, 200);
+    const listSeconds = Math.min(SECONDS, 5);
+    await closedLoop(http, LIST_CLIENTS, 1, listGet, 200);
+    const lists = await measured(url, b.pid, () => closedLoop(http, LIST_CLIENTS, listSeconds, listGet, 200));
+    const listsOpen = await readsAtRate(b, Math.round(OPEN_SHARE * lists.rate), listGet, listSeconds);
 
     report({
       settings: {
@@ -407,8 +459,11 @@ async function main() {
         openCap: OPEN_CAP,
         highFraction: HIGH_FRACTION,
         burst: BURST,
+        tokenFlood: TOKEN_FLOOD,
         webhooks: WEBHOOKS,
         listRows: LIST_ROWS,
+        listClients: LIST_CLIENTS,
+        openShare: OPEN_SHARE,
         database: url.replace(/\/\/.*@/, '//'),
       },
       ...web,
@@ -416,7 +471,9 @@ async function main() {
       ...open,
       below: { rate: belowRate, share: OPEN_SHARE, open: below.open, high: below.high, webhookLags: below.webhookLags },
       overload: { ...overload, drain: overloadDrain },
+      tokens,
       lists,
+      listsOpen,
       check,
     });
     if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;

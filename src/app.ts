@@ -18,6 +18,7 @@ import { adminRoutes } from './modules/admin/routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes.ts';
 import { CertificateLinkCache } from './modules/auth/link-cache.ts';
+import { defaultSecretCheckLimits, FAILED_TOKEN_REQUESTS_PER_MINUTE, SecretChecks } from './modules/auth/secret-checks.ts';
 import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
 import { healthRoutes } from './modules/health/routes.ts';
@@ -43,6 +44,8 @@ export interface AppDeps {
   readonly logStream?: NodeJS.WritableStream;
   /** Wakes this process's settlement worker when a HIGH transfer is accepted. */
   readonly wakeWorker?: () => void;
+  /** Limits of token requests (tests make them small). */
+  readonly secretCheckLimits?: { concurrency?: number; maxWaiting?: number; failuresPerMinute?: number };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -104,17 +107,26 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
   const resendSender = new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile });
-  const resendLimiter: RateLimiter = config.redisUrl
-    ? new RedisRateLimiter(config.redisUrl, {
-        limit: RESEND_LIMIT_PER_MINUTE,
-        windowMs: 60_000,
-        prefix: 'pix-api:resend:',
-        onError: (error) => app.log.warn({ err: error }, 'Redis rate limit unavailable; counting in this process'),
-      })
-    : new MemoryRateLimiter(RESEND_LIMIT_PER_MINUTE, 60_000);
+  // Limits every process shares through Redis when there is one (REDIS_URL).
+  const perMinute = (limit: number, prefix: string): RateLimiter =>
+    config.redisUrl
+      ? new RedisRateLimiter(config.redisUrl, {
+          limit,
+          windowMs: 60_000,
+          prefix,
+          onError: (error) => app.log.warn({ err: error }, 'Redis rate limit unavailable; counting in this process'),
+        })
+      : new MemoryRateLimiter(limit, 60_000);
+  const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
+  const secrets = new SecretChecks({
+    ...defaultSecretCheckLimits(),
+    ...deps.secretCheckLimits,
+    failures: perMinute(deps.secretCheckLimits?.failuresPerMinute ?? FAILED_TOKEN_REQUESTS_PER_MINUTE, 'pix-api:token-failures:'),
+  });
   app.addHook('onClose', async () => {
     await resendSender.close();
     await resendLimiter.close();
+    await secrets.close();
   });
   const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
   const tokens = new TokenService(db, clock);
@@ -124,7 +136,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
 
   await app.register(healthRoutes({ db }));
-  await app.register(authRoutes({ db, clock, tokens, trust }));
+  await app.register(authRoutes({ db, clock, tokens, trust, secrets }));
 
   await app.register(async (accountScope) => {
     accountScope.addHook('onRequest', accountAuthentication({ clock, tokens, trust, links }));

@@ -80,7 +80,7 @@ describe('loadConfig defaults', () => {
   test('empty values count as unset where a default exists', () => {
     const config = loadConfig({
       PORT: '', HOST: '', DATA_DIR: '', DATABASE_URL: '', REDIS_URL: '', SETTLEMENT_DELAY_MS: '',
-      WEBHOOK_ALLOW_PRIVATE: '', WEBHOOK_CA_FILE: '', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TLS_CLIENT_CA_FILE: '',
+      DATABASE_POOL_SIZE: '', DATABASE_QUEUE_TIMEOUT_MS: '', WEBHOOK_ALLOW_PRIVATE: '', WEBHOOK_CA_FILE: '', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TLS_CLIENT_CA_FILE: '',
     });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '127.0.0.1');
@@ -88,6 +88,8 @@ describe('loadConfig defaults', () => {
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.settlementDelayMs, 1000);
+    assert.equal(config.databasePoolSize, 10);
+    assert.equal(config.databaseQueueTimeoutMs, 1000);
     assert.equal(config.webhookAllowPrivate, false);
     assert.equal(config.webhookCaFile, undefined);
     assert.equal(config.tls, undefined);
@@ -102,6 +104,8 @@ describe('loadConfig explicit values', () => {
       HOST: '::',
       DATA_DIR: '/var/lib/pix',
       DATABASE_URL: 'postgresql://localhost/pix',
+      DATABASE_POOL_SIZE: '40',
+      DATABASE_QUEUE_TIMEOUT_MS: '250',
       REDIS_URL: 'rediss://cache.internal:6380',
       PIX_MODE: 'sandbox',
       ADMIN_TOKEN: 'admin-token-admin-token',
@@ -118,6 +122,8 @@ describe('loadConfig explicit values', () => {
     assert.equal(config.host, '::');
     assert.equal(config.dataDir, '/var/lib/pix');
     assert.equal(config.databaseUrl, 'postgresql://localhost/pix');
+    assert.equal(config.databasePoolSize, 40);
+    assert.equal(config.databaseQueueTimeoutMs, 250);
     assert.equal(config.redisUrl, 'rediss://cache.internal:6380');
     assert.equal(config.pspIspb, '12345678');
     assert.equal(config.webhookAllowPrivate, true);
@@ -186,6 +192,10 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
     ['SETTLEMENT_DELAY_MS=1.5', { SETTLEMENT_DELAY_MS: '1.5' }, 'SETTLEMENT_DELAY_MS'],
     ['SETTLEMENT_DELAY_MS over a day', { SETTLEMENT_DELAY_MS: '86400001' }, 'SETTLEMENT_DELAY_MS'],
     ['REDIS_URL=http://x', { REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    ['DATABASE_POOL_SIZE=0', { DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    ['DATABASE_POOL_SIZE=ten', { DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
+    ['DATABASE_QUEUE_TIMEOUT_MS=0 (a request would never wait)', { DATABASE_QUEUE_TIMEOUT_MS: '0' }, 'DATABASE_QUEUE_TIMEOUT_MS'],
+    ['DATABASE_QUEUE_TIMEOUT_MS over ten minutes', { DATABASE_QUEUE_TIMEOUT_MS: '600001' }, 'DATABASE_QUEUE_TIMEOUT_MS'],
     ['HOST=example.com', { HOST: 'example.com' }, 'HOST'],
     ['ADMIN_TOKEN too short', { ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
     ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: EXISTING_FILE }, 'TLS_KEY_FILE'],

@@ -7,6 +7,10 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL connections of the API in each process (the worker has a few of its own). */
+  readonly databasePoolSize: number;
+  /** How long a request may wait for one of them before it is answered 503. */
+  readonly databaseQueueTimeoutMs: number;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   readonly mode: 'sandbox' | 'production';
@@ -116,6 +120,8 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host,
     databaseUrl,
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseQueueTimeoutMs: integer(env, 'DATABASE_QUEUE_TIMEOUT_MS', 1000, 1, 600_000),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     mode,

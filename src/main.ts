@@ -20,8 +20,26 @@ const USAGE = `Usage: pix-api <command>
 ${OPERATOR_USAGE}`;
 
 async function open(config: Config): Promise<Database> {
-  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    url: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+    queueTimeoutMs: config.databaseQueueTimeoutMs,
+  });
   await migrate(database.db);
+  return database;
+}
+
+/**
+ * The worker's connections: its rounds (settlement, deliveries, housekeeping, maintenance) run
+ * a query or two at a time and must neither wait behind the API's requests when those pile up
+ * nor be refused when they wait too long. The embedded database is one session: shared.
+ */
+const WORKER_POOL_SIZE = 5;
+async function openForWorker(config: Config, api: Database | null): Promise<Database> {
+  if (api && api.kind === 'pglite') return { ...api, close: async () => undefined };
+  const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: WORKER_POOL_SIZE, applicationName: 'pix-api-worker' });
+  if (!api) await migrate(database.db);
   return database;
 }
 
@@ -69,21 +87,22 @@ async function serve(config: Config): Promise<void> {
     logLevel: process.env.LOG_LEVEL ?? 'info',
     wakeWorker: () => worker.current?.wake(),
   });
-  worker.current = startWorker(config, database, app.log);
+  const workerDatabase = await openForWorker(config, database);
+  worker.current = startWorker(config, workerDatabase, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   process.stdout.write(`${banner(config, address, demo)}\n`);
-  installShutdown(app, database, worker.current);
+  installShutdown(app, [database, workerDatabase], worker.current);
 }
 
 async function workerOnly(config: Config): Promise<void> {
-  const database = await open(config);
+  const database = await openForWorker(config, null);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
   const worker = startWorker(config, database, log);
   log.info('settlement worker started');
-  installShutdown(null, database, worker, log);
+  installShutdown(null, [database], worker, log);
 }
 
-function installShutdown(app: FastifyInstance | null, database: Database, worker: Worker, log: WorkerOptions['log'] = app!.log): void {
+function installShutdown(app: FastifyInstance | null, databases: Database[], worker: Worker, log: WorkerOptions['log'] = app!.log): void {
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -93,7 +112,7 @@ function installShutdown(app: FastifyInstance | null, database: Database, worker
     force.unref();
     (app ? app.close() : Promise.resolve())
       .then(() => worker.stop())
-      .then(() => database.close())
+      .then(() => Promise.all(databases.map((d) => d.close())))
       .then(
         () => process.exit(0),
         (error: unknown) => {

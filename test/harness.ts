@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../src/app.ts';
+import { buildApp, type AppDeps } from '../src/app.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database, type Db } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
@@ -73,6 +73,7 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   captureLogs?: boolean;
   clock?: ManualClock;
+  secretCheckLimits?: AppDeps['secretCheckLimits'];
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -96,6 +97,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     clock,
     logLevel: options.captureLogs ? 'info' : false,
     ...(options.captureLogs ? { logStream } : {}),
+    ...(options.secretCheckLimits ? { secretCheckLimits: options.secretCheckLimits } : {}),
   });
   return {
     app,

@@ -76,18 +76,27 @@ export interface OpenOptions {
   /** Directory of the embedded database; absent (with no url) means in memory. */
   dataDir?: string | undefined;
   poolSize?: number;
+  /**
+   * PostgreSQL: how long a caller may wait for a connection (all in use, or a new one being
+   * opened) before its query fails with a 503-mapped error; absent, it waits as long as it
+   * takes. Under a sustained overload the wait, not the work, is what grows: this bounds it.
+   */
+  queueTimeoutMs?: number | undefined;
+  /** PostgreSQL application_name, to tell the pools apart in pg_stat_activity. */
+  applicationName?: string;
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.url) return openPostgres(options.url, options.poolSize ?? 10);
+  if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.queueTimeoutMs, options.applicationName ?? 'pix-api');
   return openPGlite(options.dataDir);
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+function openPostgres(url: string, poolSize: number, queueTimeoutMs: number | undefined, applicationName: string): Database {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    application_name: 'pix-api',
+    ...(queueTimeoutMs ? { connectionTimeoutMillis: queueTimeoutMs } : {}),
+    application_name: applicationName,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8_OID) return parseInt8;

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
 import { fromX509, parsePemCertificate, type ParsedCertificate } from '../lib/certificate.ts';
@@ -54,6 +55,24 @@ export function presentedCertificate(request: FastifyRequest, trust: Certificate
 
 /** Parsed headers: a client sends the same certificate with every request. */
 const parsedHeaders = new LongKeyLru<PresentedCertificate>(1_000);
+
+/**
+ * The address of the client a request comes from. A trusted proxy's X-Forwarded-For is read
+ * from its right end, past every trusted hop, so a client cannot choose its own address by
+ * putting one at the left; a request that did not come through a trusted proxy is its peer.
+ */
+export function clientAddress(request: FastifyRequest, trust: Pick<CertificateTrust, 'trustedProxies'>): string {
+  const peer = normalizeAddress(request.raw.socket.remoteAddress);
+  const forwarded = request.headers['x-forwarded-for'];
+  if (request.raw.socket instanceof TLSSocket || !trust.trustedProxies.includes(peer) || forwarded === undefined) return peer;
+  const hops = (Array.isArray(forwarded) ? forwarded.join(',') : forwarded).split(',').map((h) => normalizeAddress(h.trim()));
+  for (let i = hops.length - 1; i >= 0; i--) {
+    const hop = hops[i]!;
+    if (isIP(hop) === 0) return peer;
+    if (!trust.trustedProxies.includes(hop)) return hop;
+  }
+  return peer;
+}
 
 /** The header carries a URL-encoded PEM (as nginx's $ssl_client_escaped_cert). */
 export function parseCertificateHeader(raw: string): PresentedCertificate {

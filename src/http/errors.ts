@@ -35,6 +35,8 @@ export const forbidden = (code: string, message: string) => new AppError(403, co
 export const notFound = (code: string, message: string) => new AppError(404, code, message);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);
 export const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+/** A bounded queue is full: 503, to be sent again in a second. */
+export const overloaded = (message: string) => new AppError(503, 'OVERLOADED', message, { headers: { 'retry-after': '1' } });
 
 export interface ErrorBody {
   statusCode: number;
@@ -90,7 +92,29 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (/^(08|57P0|53300|40001|40P01)/.test(code)) return true;
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|connection error|not queryable|timeout exceeded when trying to connect/i.test(message);
+  return /Connection terminated|connection error|not queryable/i.test(message) || POOL_WAIT.test(message);
+}
+
+/** pg-pool's error for a caller that waited too long for a connection (DATABASE_QUEUE_TIMEOUT_MS). */
+const POOL_WAIT = /timeout exceeded when trying to connect/i;
+const isPoolWait = (error: unknown) => error instanceof Error && POOL_WAIT.test(error.message);
+
+/**
+ * Under an overload every refused request would log a warning with its stack, and the logging
+ * would add to the overload: refusals for a busy pool are summed into one line a second.
+ */
+const busyLog = { count: 0, lastMs: 0 };
+function logUnavailable(request: FastifyRequest, error: unknown): void {
+  if (!isPoolWait(error)) {
+    request.log.warn({ err: error }, 'database unavailable');
+    return;
+  }
+  busyLog.count++;
+  const now = Date.now();
+  if (now - busyLog.lastMs < 1000) return;
+  request.log.warn({ refused: busyLog.count }, 'no database connection free in time: requests answered 503 (DATABASE_POOL_SIZE, DATABASE_QUEUE_TIMEOUT_MS)');
+  busyLog.count = 0;
+  busyLog.lastMs = now;
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -112,7 +136,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable'));
     }
     if (isDatabaseUnavailable(error)) {
-      request.log.warn({ err: error }, 'database unavailable');
+      logUnavailable(request, error);
       void reply.header('retry-after', '1');
       return reply.status(503).send(errorBody(503, 'The service is briefly unavailable; retry (with the same x-idempotency-key)'));
     }

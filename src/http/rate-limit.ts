@@ -9,7 +9,10 @@ export interface RateDecision {
 
 /** At most `limit` requests per key in any window of `windowMs` (a sliding log). */
 export interface RateLimiter {
+  /** Counts a request if there is room for it, and tells whether there was. */
   hit(key: string, nowMs: number): Promise<RateDecision>;
+  /** Whether a request would be allowed now, counting nothing (for limits on failures only). */
+  peek(key: string, nowMs: number): Promise<RateDecision>;
   close(): Promise<void>;
 }
 
@@ -26,11 +29,22 @@ export class MemoryRateLimiter implements RateLimiter {
     this.#windowMs = windowMs;
   }
 
-  async hit(key: string, nowMs: number): Promise<RateDecision> {
+  /** The key's requests still in the window, and the refusal they make, if they do. */
+  #window(key: string, nowMs: number): { recent: number[]; refusal: RateDecision | null } {
     const recent = (this.#log.get(key) ?? []).filter((at) => at > nowMs - this.#windowMs);
-    if (recent.length >= this.#limit) {
+    const refusal = recent.length >= this.#limit ? { allowed: false, retryAfterSeconds: retryAfter(recent[0]!, this.#windowMs, nowMs) } : null;
+    return { recent, refusal };
+  }
+
+  async peek(key: string, nowMs: number): Promise<RateDecision> {
+    return this.#window(key, nowMs).refusal ?? { allowed: true, retryAfterSeconds: 0 };
+  }
+
+  async hit(key: string, nowMs: number): Promise<RateDecision> {
+    const { recent, refusal } = this.#window(key, nowMs);
+    if (refusal) {
       this.#log.set(key, recent);
-      return { allowed: false, retryAfterSeconds: retryAfter(recent[0]!, this.#windowMs, nowMs) };
+      return refusal;
     }
     recent.push(nowMs);
     this.#log.set(key, recent);
@@ -51,6 +65,16 @@ local n = redis.call('ZCARD', KEYS[1])
 if n < tonumber(ARGV[3]) then
   redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {0, tonumber(oldest[2])}
+`;
+
+// The same count without adding to it.
+const SLIDING_PEEK = `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
   return {1, 0}
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -102,22 +126,22 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
-  async hit(key: string, nowMs: number): Promise<RateDecision> {
+  hit(key: string, nowMs: number): Promise<RateDecision> {
+    return this.#run(SLIDING_LOG, key, nowMs, [`${nowMs}:${randomUUID()}`], () => this.#fallback.hit(key, nowMs));
+  }
+
+  peek(key: string, nowMs: number): Promise<RateDecision> {
+    return this.#run(SLIDING_PEEK, key, nowMs, [], () => this.#fallback.peek(key, nowMs));
+  }
+
+  async #run(script: string, key: string, nowMs: number, extra: string[], fallback: () => Promise<RateDecision>): Promise<RateDecision> {
     try {
       await this.#connected();
-      const [allowed, oldest] = (await this.#redis.eval(
-        SLIDING_LOG,
-        1,
-        `${this.#prefix}${key}`,
-        nowMs,
-        this.#windowMs,
-        this.#limit,
-        `${nowMs}:${randomUUID()}`,
-      )) as [number, number];
+      const [allowed, oldest] = (await this.#redis.eval(script, 1, `${this.#prefix}${key}`, nowMs, this.#windowMs, this.#limit, ...extra)) as [number, number];
       return allowed === 1 ? { allowed: true, retryAfterSeconds: 0 } : { allowed: false, retryAfterSeconds: retryAfter(oldest, this.#windowMs, nowMs) };
     } catch (error) {
       this.#onError(error);
-      return this.#fallback.hit(key, nowMs);
+      return fallback();
     }
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { calculateJwkThumbprint, errors as joseErrors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { Db } from '../../db/client.ts';
 import { thumbprintToFingerprint } from '../../lib/certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -70,6 +70,10 @@ export class TokenService {
         requiredClaims: ['exp', 'iat', 'sub'],
       }));
     } catch (error) {
+      // Only what is wrong with the token makes it invalid: a key lookup that failed (the
+      // database unreachable or busy) is the service's trouble, answered 503, not a 401 that
+      // would have the client throw away a good token.
+      if (!(error instanceof InvalidToken) && !(error instanceof joseErrors.JOSEError)) throw error;
       const code = (error as { code?: string }).code;
       throw new InvalidToken(code === 'ERR_JWT_EXPIRED' ? 'Access token expired' : 'Access token is invalid');
     }
@@ -128,7 +132,9 @@ export class TokenService {
   }
 
   async #publicKey(kid: string | undefined): Promise<CryptoKey> {
-    if (!kid || kid.length > 128) throw new InvalidToken('Access token has no key id');
+    // Our kids are JWK thumbprints (base64url): anything else is no key of ours, and is not
+    // sent to the database (a NUL in it would be refused there as a bad value, not a bad token).
+    if (!kid || !/^[A-Za-z0-9_-]{1,128}$/.test(kid)) throw new InvalidToken('Access token has no key id');
     let pending = this.#publicKeys.get(kid);
     if (!pending) {
       pending = this.#db

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.ts';
-import { AppError } from '../../http/errors.ts';
+import { overloaded } from '../../http/errors.ts';
 import { BLOCKED_SHARDS } from '../ledger/service.ts';
 import { createTransfers, type CreateResult, type CreateTransferRow } from './repo.ts';
 
@@ -17,9 +17,6 @@ interface Waiting {
   resolve: (result: CreateResult) => void;
   reject: (error: unknown) => void;
 }
-
-export const overloaded = () =>
-  new AppError(503, 'OVERLOADED', 'Too many transfers in progress; retry shortly', { headers: { 'retry-after': '1' } });
 
 /**
  * Group commit for transfers, the way TigerBeetle batches: a request goes to the database at
@@ -44,7 +41,7 @@ export class TransferBatcher {
   }
 
   submit(row: CreateTransferRow): Promise<CreateResult> {
-    if (this.#queue.length >= this.#options.maxQueue) return Promise.reject(overloaded());
+    if (this.#queue.length >= this.#options.maxQueue) return Promise.reject(overloaded('Too many transfers in progress; retry shortly'));
     return new Promise((resolve, reject) => {
       this.#queue.push({ row, resolve, reject });
       this.#pump();
