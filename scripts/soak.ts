@@ -3,7 +3,9 @@
 // The service runs on a fresh PostgreSQL database with its worker; clients send transfers at a
 // fixed rate (spread over accounts, with settlement and notifications going on), read balances
 // and lists. Every window, the service's resident memory and the p99 latency are sampled. After
-// a warm-up, the last windows are compared with the first ones.
+// a warm-up, the last third of the windows is compared with the first third, each third by its
+// median window, so one stall of a shared machine (a neighbour's burst, a checkpoint) in one
+// window is not read as a trend while a leak, which grows window after window, is.
 //
 //   SOAK_SECONDS=600 SOAK_RATE=300 npm run soak
 import { randomUUID } from 'node:crypto';
@@ -20,12 +22,19 @@ import { databaseUrl, SERVICE_MAIN, startChild, stopChild } from './lib/processe
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const RATE = Number(process.env.SOAK_RATE ?? 300);
-const WINDOW_S = Number(process.env.SOAK_WINDOW_SECONDS ?? (SECONDS >= 120 ? 30 : 5));
+// Ten windows in a short run (the first is warm-up, so each third has three); 30 s in a long one.
+const WINDOW_S = Number(process.env.SOAK_WINDOW_SECONDS ?? (SECONDS >= 300 ? 30 : SECONDS / 10));
 const ACCOUNTS = 16;
 const ADMIN = `soak-admin-${randomUUID()}`;
 /** Growth allowed between the first windows after warm-up and the last ones. */
 const MAX_RSS_GROWTH = 1.5;
 const MAX_P99_GROWTH = 3;
+/**
+ * A p99 below the service's latency target (50 ms, issue 6) is not a failure whatever its ratio:
+ * between single-digit milliseconds the ratio measures the machine's neighbours (CI once saw
+ * 6.1 -> 23.3 ms between two 5-s windows while p50 stayed at 1.7 ms).
+ */
+const P99_TARGET_MS = 50;
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: SERVER });
@@ -133,16 +142,21 @@ async function main() {
     const third = Math.max(1, Math.floor(settled.length / 3));
     const early = settled.slice(0, third);
     const late = settled.slice(-third);
-    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const rssGrowth = avg(late.map((w) => w.rss)) / avg(early.map((w) => w.rss));
-    const p99Growth = avg(late.map((w) => w.p99)) / avg(early.map((w) => w.p99));
+    const median = (xs: number[]) => percentile(xs, 50);
+    const [rssEarly, rssLate] = [median(early.map((w) => w.rss)), median(late.map((w) => w.rss))];
+    const [p99Early, p99Late] = [median(early.map((w) => w.p99)), median(late.map((w) => w.p99))];
+    const [p50Early, p50Late] = [median(early.map((w) => w.p50)), median(late.map((w) => w.p50))];
+    const rssGrowth = rssLate / rssEarly;
+    const p99Growth = p99Late / p99Early;
+    const p99Grew = p99Growth > MAX_P99_GROWTH && p99Late > P99_TARGET_MS;
     const errorCount = windows.reduce((a, w) => a + w.errors, 0);
     console.log(
-      `\nsoak: ${SECONDS} s at ${RATE} requests/s offered; service RSS ${avg(early.map((w) => w.rss)).toFixed(0)} -> ` +
-        `${avg(late.map((w) => w.rss)).toFixed(0)} MB (x${rssGrowth.toFixed(2)}, limit x${MAX_RSS_GROWTH}), p99 ` +
-        `${avg(early.map((w) => w.p99)).toFixed(1)} -> ${avg(late.map((w) => w.p99)).toFixed(1)} ms (x${p99Growth.toFixed(2)}, limit x${MAX_P99_GROWTH}), errors ${errorCount}`,
+      `\nsoak: ${SECONDS} s at ${RATE} requests/s offered, ${WINDOW_S}-s windows, median of ${third} per third; ` +
+        `service RSS ${rssEarly.toFixed(0)} -> ${rssLate.toFixed(0)} MB (x${rssGrowth.toFixed(2)}, limit x${MAX_RSS_GROWTH}), ` +
+        `p50 ${p50Early.toFixed(1)} -> ${p50Late.toFixed(1)} ms, p99 ${p99Early.toFixed(1)} -> ${p99Late.toFixed(1)} ms ` +
+        `(x${p99Growth.toFixed(2)}, limit x${MAX_P99_GROWTH} once above ${P99_TARGET_MS} ms), errors ${errorCount}`,
     );
-    failed = settled.length < 2 || rssGrowth > MAX_RSS_GROWTH || p99Growth > MAX_P99_GROWTH || errorCount > 0;
+    failed = settled.length < 2 || rssGrowth > MAX_RSS_GROWTH || p99Grew || errorCount > 0;
     console.log(failed ? 'soak: FAILED' : 'soak: memory and p99 stayed flat');
   } finally {
     await http.close();
