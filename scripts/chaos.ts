@@ -303,7 +303,10 @@ async function main() {
           continue;
         }
         for (const crashed of procs.filter((p) => !p.child)) await startProcess(crashed, env).catch(() => undefined);
-        const victim = pick(procs);
+        // At random among those killed least so far, so a short run (CI's) kills every kind of
+        // process, API and worker, and not only whichever the dice favoured.
+        const fewest = Math.min(...procs.map((p) => p.kills));
+        const victim = pick(procs.filter((p) => p.kills === fewest));
         if (!victim.child) continue;
         victim.kills++;
         log(`kill -9 ${victim.name}`);
