@@ -8,7 +8,15 @@ import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/ha
 import { insertAccount } from '../modules/accounts/repo.ts';
 import { createHolderLedgerAccounts } from '../modules/ledger/repo.ts';
 import { systemClock } from '../lib/clock.ts';
-import { cancelTableMaintenance, dueTables, MAINTENANCE_LOCK, maintenanceRound, needsMaintenance, type TableWork } from './maintenance.ts';
+import {
+  cancelTableMaintenance,
+  dueTables,
+  MAINTENANCE_LOCK,
+  MAINTENANCE_STATISTICS_TARGET,
+  maintenanceRound,
+  needsMaintenance,
+  type TableWork,
+} from './maintenance.ts';
 import { Worker } from './worker.ts';
 
 const defaults = { vacuum_threshold: 50, vacuum_scale: 0.2, insert_threshold: 1000, insert_scale: 0.2, analyze_threshold: 50, analyze_scale: 0.1 };
@@ -43,6 +51,9 @@ describe("autovacuum's rules", () => {
     assert.deepEqual(dueTables([{ ...stats('appended', 0, 0, 1_000_000, 0), insert_threshold: -1 }]), []);
   });
 });
+
+/** What a round did to a table, without how long it took. */
+const what = (work: TableWork | undefined) => work && { table: work.table, vacuum: work.vacuum, analyze: work.analyze };
 
 describe('table maintenance where autovacuum does not run', () => {
   let t: TestDatabase;
@@ -86,10 +97,8 @@ describe('table maintenance where autovacuum does not run', () => {
     assert.match(await plan(t.db), /Seq Scan on ledger_accounts/);
 
     const work = await maintenanceRound(t.db, t.database.kind);
-    assert.deepEqual(
-      work.find((w) => w.table === 'ledger_accounts'),
-      { table: 'ledger_accounts', vacuum: false, analyze: true },
-    );
+    assert.deepEqual(what(work.find((w) => w.table === 'ledger_accounts')), { table: 'ledger_accounts', vacuum: false, analyze: true });
+    assert.ok(work.every((w) => typeof w.ms === 'number' && w.ms >= 0), 'each table done says how long it took');
     const rows = (await sql<{ reltuples: number }>`select reltuples from pg_class where relname = 'ledger_accounts'`.execute(t.db)).rows[0]!;
     const count = (await t.db.selectFrom('ledger_accounts').select((eb) => eb.fn.countAll<bigint>().as('n')).executeTakeFirstOrThrow()).n;
     assert.equal(BigInt(rows.reltuples), count);
@@ -116,15 +125,33 @@ describe('table maintenance where autovacuum does not run', () => {
   it('vacuums a table whose rows were deleted (the queue churns like this with every transfer)', async () => {
     await churnQueue();
     const work = await maintenanceRound(t.db, t.database.kind);
-    assert.deepEqual(
-      work.find((w) => w.table === 'settlement_queue'),
-      { table: 'settlement_queue', vacuum: true, analyze: true },
-    );
+    assert.deepEqual(what(work.find((w) => w.table === 'settlement_queue')), { table: 'settlement_queue', vacuum: true, analyze: true });
     const vacuumed = (
       await sql<{ dead: string; vacuumed: boolean }>`
         select n_dead_tup::text as dead, last_vacuum is not null as vacuumed from pg_stat_user_tables where relname = 'settlement_queue'`.execute(t.db)
     ).rows[0]!;
     assert.deepEqual(vacuumed, { dead: '0', vacuumed: true });
+  });
+
+  it(`analyses with a sample of ${300 * MAINTENANCE_STATISTICS_TARGET} rows (target ${MAINTENANCE_STATISTICS_TARGET}), then leaves the connection's target as it was`, async () => {
+    await t.db.connection().execute(async (conn) => {
+      await sql`create table maintenance_probe (n int8 not null)`.execute(conn);
+      await sql`insert into maintenance_probe select g from generate_series(1, 20000) g`.execute(conn);
+      await sql`select pg_stat_force_next_flush()`.execute(conn);
+      await sql`select 1`.execute(conn);
+    });
+    try {
+      const work = await maintenanceRound(t.db, t.database.kind);
+      assert.deepEqual(what(work.find((w) => w.table === 'maintenance_probe')), { table: 'maintenance_probe', vacuum: true, analyze: true });
+      const { rows } = await sql<{ bounds: number; target: string }>`
+        select array_length(histogram_bounds, 1) as bounds, current_setting('default_statistics_target') as target
+          from pg_stats where tablename = 'maintenance_probe' and attname = 'n'`.execute(t.db);
+      // A histogram has target + 1 bounds: 101 with PostgreSQL's default of 100.
+      assert.equal(rows[0]?.bounds, MAINTENANCE_STATISTICS_TARGET + 1);
+      assert.equal(rows[0]?.target, '100');
+    } finally {
+      await sql`drop table maintenance_probe`.execute(t.db);
+    }
   });
 
   it('runs in the worker, beside settlement, until the worker stops', async (c) => {
@@ -139,7 +166,7 @@ describe('table maintenance where autovacuum does not run', () => {
     worker.start();
     try {
       await churnQueue();
-      assert.deepEqual(await vacuumed, { table: 'settlement_queue', vacuum: true, analyze: true });
+      assert.deepEqual(what(await vacuumed), { table: 'settlement_queue', vacuum: true, analyze: true });
     } finally {
       await worker.stop();
     }
