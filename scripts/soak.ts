@@ -142,10 +142,11 @@ async function main() {
     const third = Math.max(1, Math.floor(settled.length / 3));
     const early = settled.slice(0, third);
     const late = settled.slice(-third);
-    const median = (xs: number[]) => percentile(xs, 50);
-    const [rssEarly, rssLate] = [median(early.map((w) => w.rss)), median(late.map((w) => w.rss))];
-    const [p99Early, p99Late] = [median(early.map((w) => w.p99)), median(late.map((w) => w.p99))];
-    const [p50Early, p50Late] = [median(early.map((w) => w.p50)), median(late.map((w) => w.p50))];
+    /** A figure of the median window of the first third and of the last. */
+    const medians = (figure: 'rss' | 'p99' | 'p50') => [early, late].map((ws) => percentile(ws.map((w) => w[figure]), 50)) as [number, number];
+    const [rssEarly, rssLate] = medians('rss');
+    const [p99Early, p99Late] = medians('p99');
+    const [p50Early, p50Late] = medians('p50');
     const rssGrowth = rssLate / rssEarly;
     const p99Growth = p99Late / p99Early;
     const p99Grew = p99Growth > MAX_P99_GROWTH && p99Late > P99_TARGET_MS;

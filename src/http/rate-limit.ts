@@ -58,23 +58,16 @@ export class MemoryRateLimiter implements RateLimiter {
   async close(): Promise<void> {}
 }
 
-// Atomic in Redis: drop entries older than the window, count, add this one when under the limit.
+// Atomic in Redis: drop entries older than the window, count, and when under the limit add this
+// request (ARGV[4], its member); without a member only the count is read (peek).
 const SLIDING_LOG = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
 local n = redis.call('ZCARD', KEYS[1])
 if n < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return {1, 0}
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return {0, tonumber(oldest[2])}
-`;
-
-// The same count without adding to it.
-const SLIDING_PEEK = `
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[2]))
-if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  if ARGV[4] then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[4])
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  end
   return {1, 0}
 end
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -127,17 +120,17 @@ export class RedisRateLimiter implements RateLimiter {
   }
 
   hit(key: string, nowMs: number): Promise<RateDecision> {
-    return this.#run(SLIDING_LOG, key, nowMs, [`${nowMs}:${randomUUID()}`], () => this.#fallback.hit(key, nowMs));
+    return this.#run(key, nowMs, [`${nowMs}:${randomUUID()}`], () => this.#fallback.hit(key, nowMs));
   }
 
   peek(key: string, nowMs: number): Promise<RateDecision> {
-    return this.#run(SLIDING_PEEK, key, nowMs, [], () => this.#fallback.peek(key, nowMs));
+    return this.#run(key, nowMs, [], () => this.#fallback.peek(key, nowMs));
   }
 
-  async #run(script: string, key: string, nowMs: number, extra: string[], fallback: () => Promise<RateDecision>): Promise<RateDecision> {
+  async #run(key: string, nowMs: number, member: string[], fallback: () => Promise<RateDecision>): Promise<RateDecision> {
     try {
       await this.#connected();
-      const [allowed, oldest] = (await this.#redis.eval(script, 1, `${this.#prefix}${key}`, nowMs, this.#windowMs, this.#limit, ...extra)) as [number, number];
+      const [allowed, oldest] = (await this.#redis.eval(SLIDING_LOG, 1, `${this.#prefix}${key}`, nowMs, this.#windowMs, this.#limit, ...member)) as [number, number];
       return allowed === 1 ? { allowed: true, retryAfterSeconds: 0 } : { allowed: false, retryAfterSeconds: retryAfter(oldest, this.#windowMs, nowMs) };
     } catch (error) {
       this.#onError(error);

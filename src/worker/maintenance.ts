@@ -98,6 +98,7 @@ export async function maintenanceRound(db: Db, kind: Database['kind']): Promise<
   return db.connection().execute(async (conn) => {
     const { rows: locked } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${MAINTENANCE_LOCK}) as ok`.execute(conn);
     if (!locked[0]?.ok) return [];
+    let sampled = false;
     try {
       // The counters below are what backends have reported; PGlite's single backend reports
       // its own only when asked to (at the end of the next statement).
@@ -115,7 +116,8 @@ export async function maintenanceRound(db: Db, kind: Database['kind']): Promise<
          where s.schemaname = current_schema()
          order by s.relname`.execute(conn);
       const work = dueTables(stats);
-      if (work.some((w) => w.analyze)) await sql`set default_statistics_target = ${sql.lit(MAINTENANCE_STATISTICS_TARGET)}`.execute(conn);
+      sampled = work.some((w) => w.analyze);
+      if (sampled) await sql`set default_statistics_target = ${sql.lit(MAINTENANCE_STATISTICS_TARGET)}`.execute(conn);
       for (const w of work) {
         const action = w.vacuum ? (w.analyze ? sql.raw('vacuum (analyze)') : sql.raw('vacuum')) : sql.raw('analyze');
         const started = performance.now();
@@ -125,7 +127,7 @@ export async function maintenanceRound(db: Db, kind: Database['kind']): Promise<
       return work;
     } finally {
       // The connection goes back to the pool (on PGlite it is the only one): as it came.
-      await sql`reset default_statistics_target`.execute(conn);
+      if (sampled) await sql`reset default_statistics_target`.execute(conn);
       await sql`select pg_advisory_unlock(${MAINTENANCE_LOCK})`.execute(conn);
     }
   });
