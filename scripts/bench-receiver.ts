@@ -1,9 +1,12 @@
 // The bench's webhook receiver, in a process of its own: in the bench process it shared an event
 // loop with the open-loop load generator, whose sends it delayed. Tells the parent its origin
 // and CA file, then answers "what arrived since entry N" with [endToEndId, arrival ms] pairs.
+// BENCH_RECEIVER_DELAY_MS makes it a slow receiver: each answer comes that long after its request.
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
 
 const receiver = await startWebhookReceiver();
+const delayMs = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
+if (delayMs > 0) receiver.respond = () => new Promise((resolve) => setTimeout(() => resolve(200), delayMs).unref());
 const arrivals: [string, number][] = [];
 let parsed = 0;
 

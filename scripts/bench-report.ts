@@ -1,6 +1,8 @@
 // The printed result of scripts/bench.ts: one table with every figure and its target, then a line
 // per extra figure, then the invariants.
 import type { Costs, Invariants } from './bench-db.ts';
+import type { IsolationResult } from './bench-lists.ts';
+import type { FairnessResult } from './bench-fairness.ts';
 import { percentile, type BurstResult, type LoadResult, type OpenLoopResult } from './bench-load.ts';
 
 /** A ratio to two decimals, rounded down: 0.997 × is printed 0.99, not the 1.00 a target of 1.0 would not call met. */
@@ -68,6 +70,10 @@ export interface Results {
   lists: LoadResult & Costs;
   /** Lists offered at a fixed rate (openShare × the closed loop's). */
   listsOpen: ReadsAtRate;
+  /** Another account's balance reads while one account runs heavy lists. */
+  isolation: IsolationResult;
+  /** One account floods a slow receiver; another account's webhook lag (scripts/bench-fairness.ts). */
+  fairness: FairnessResult;
   check: Invariants;
 }
 
@@ -145,15 +151,15 @@ const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: str
 const openStatuses = (o: OpenLoopResult) => ({ ...o.statuses, ...(o.notSent > 0 ? { 'not sent': o.notSent } : {}) });
 
 /** Reads offered at a fixed rate: latency from the scheduled send. */
-const atRate = (label: string, r: ReadsAtRate): Row => ({
-  label: `${label} (${r.offeredRate}/s; latency from the scheduled send)`,
-  rate: r.rate,
-  ratio: `${ratio(r.rate / r.offeredRate)} × offered`,
-  p50: r.p50,
-  p99: r.p99,
-  costs: r,
-  statuses: openStatuses(r),
+const openRow = (label: string, o: OpenLoopResult, offeredRate: number): Row => ({
+  label: `${label} (${offeredRate}/s; latency from the scheduled send)`,
+  rate: o.rate,
+  ratio: `${ratio(o.rate / offeredRate)} × offered`,
+  p50: o.p50,
+  p99: o.p99,
+  statuses: openStatuses(o),
 });
+const atRate = (label: string, r: ReadsAtRate): Row => ({ ...openRow(label, r, r.offeredRate), costs: r });
 
 function rows(r: Results): Row[] {
   const s = r.settings;
@@ -200,7 +206,7 @@ function rows(r: Results): Row[] {
       `POST /dict/pix over ${s.accounts} accounts`,
       r.spread,
       `${ratio(spreadRatio)} × pgbench`,
-      `≥ 0.75 × pgbench (issue 3): ${verdict(spreadRatio >= 0.75)}; ≥ 1.0 × (issue 6): ${verdict(spreadRatio >= 1)}`,
+      `≥ 0.75 × pgbench: ${verdict(spreadRatio >= 0.75)}; ≥ 1.0 ×: ${verdict(spreadRatio >= 1)}`,
     ),
     transferRow('POST /dict/pix, one hot paying account', r.hot, `${ratio(r.hot.rate / r.reference)} × pgbench`),
     transferRow(
@@ -247,19 +253,9 @@ function rows(r: Results): Row[] {
           target: `p99 < 1000 ms: ${verdict(webhookP99 < 1000)}`,
         }
       : { label: 'webhook lag: not measured (BENCH_WEBHOOKS=0)' },
-    {
-      label: `GET /api/transactions (size 20, ${s.listClients} clients) with ${s.listRows} more rows in the table (${s.listRows / 1000} for this account)`,
-      rate: r.lists.rate,
-      target: `p99 < 10 ms: ${verdict(r.lists.p99 < 10)}`,
-      p50: r.lists.p50,
-      p99: r.lists.p99,
-      costs: r.lists,
-      statuses: r.lists.statuses,
-    },
-    {
-      ...atRate(`the same lists offered at a fixed rate, ${s.openShare} × the closed loop's`, r.listsOpen),
-      target: `p99 < 10 ms: ${verdict(r.listsOpen.p99 < 10 && r.listsOpen.ok === r.listsOpen.offered)}`,
-    },
+    fairnessRow(r.fairness),
+    ...listRows({ lists: r.lists, listsOpen: r.listsOpen, clients: s.listClients, rows: s.listRows, share: s.openShare }),
+    ...isolationRows(r.isolation),
     {
       label: `overload: ${s.burst} POST /dict/pix at once (latency of the 503s)`,
       ratio: `${refused} × 503 of ${s.burst}`,
@@ -279,6 +275,63 @@ function rows(r: Results): Row[] {
       statuses: r.tokens.statuses,
     },
   ];
+}
+
+/** One account's transaction list, closed loop and at a fixed rate. */
+export interface ListRuns {
+  lists: LoadResult & Costs;
+  listsOpen: ReadsAtRate;
+  clients: number;
+  /** Rows added to the table, 1 in 1000 of them the listing account's. */
+  rows: number;
+  share: number;
+}
+
+function listRows(l: ListRuns): Row[] {
+  return [
+    {
+      label: `GET /api/transactions (size 20, ${l.clients} clients) with ${l.rows} more rows in the table (${l.rows / 1000} for this account)`,
+      rate: l.lists.rate,
+      target: `p99 < 10 ms: ${verdict(l.lists.p99 < 10)}`,
+      p50: l.lists.p50,
+      p99: l.lists.p99,
+      costs: l.lists,
+      statuses: l.lists.statuses,
+    },
+    {
+      ...atRate(`the same lists offered at a fixed rate, ${l.share} × the closed loop's`, l.listsOpen),
+      target: `p99 < 10 ms: ${verdict(l.listsOpen.p99 < 10 && l.listsOpen.ok === l.listsOpen.offered)}`,
+    },
+  ];
+}
+
+/** The victim's balance reads alone and during the heavy lists, and the lists themselves. */
+function isolationRows(i: IsolationResult): Row[] {
+  const s = i.settings;
+  const refused = i.victim.statuses['503'] ?? 0;
+  const met = i.victim.p99 < 50 && refused === 0 && i.victim.ok === i.victim.offered;
+  return [
+    openRow('GET /balance of one account, nobody listing', i.alone, s.victimRate),
+    {
+      ...openRow(`the same while another account runs ${s.listClients} heavy lists at once`, i.victim, s.victimRate),
+      target: `p99 < 50 ms, no 503: ${verdict(met)}`,
+    },
+    {
+      label:
+        `GET /cob of that account (${s.charges} charges over 30 days, ${s.otherCharges} of other accounts; 1000 a page, ` +
+        `a 30-day interval, pages spread over all; ${s.listClients} clients)`,
+      rate: i.lists.rate,
+      p50: i.lists.p50,
+      p99: i.lists.p99,
+      statuses: i.lists.statuses,
+    },
+  ];
+}
+
+/** BENCH_ONLY=isolation: the isolation rows alone (BENCH_ONLY=lists: after the list rows). */
+export function reportIsolation(i: IsolationResult, lists: ListRuns | null): void {
+  printTable([...(lists ? listRows(lists) : []), ...isolationRows(i)]);
+  console.log(`\n- the load generator's own event-loop delay (p99 / max, ms) during the victim's run: ${ms(i.victim.generatorDelayP99)} / ${ms(i.victim.generatorDelayMax)}`);
 }
 
 function lines(r: Results): string[] {
@@ -316,11 +369,37 @@ function lines(r: Results): string[] {
         `transfers delivered by ${(r.webhooks.waitedMs / 1000).toFixed(1)} s after the settlement queue emptied ` +
         `(${r.webhooks.received} requests received; the receiver runs in a process of its own)`
       : '- webhooks: off',
+    fairnessLine(r.fairness),
     `- overload: ${r.overload.withRetryAfter} of the 503s carried Retry-After; the accepted ones p99 ${ms(r.overload.acceptedP99)} ms; ` +
       `last answer ${ms(r.overload.lastAnswerMs)} ms after the burst`,
     `- token flood: last answer ${ms(r.tokens.lastAnswerMs)} ms after it left; 200 ms into it, a client that had a token before asked again: ` +
       `${r.tokens.again.status} in ${ms(r.tokens.again.ms)} ms; a client asking for its first: ${r.tokens.first.status} in ${ms(r.tokens.first.ms)} ms`,
   ];
+}
+
+function fairnessRow(f: FairnessResult): Row {
+  const p99 = percentile(f.victimLags, 99);
+  return {
+    label: `webhook lag of an account while another floods a slow receiver: Pix received → receiver (${f.victimLags.length} cash_in)`,
+    p50: percentile(f.victimLags, 50),
+    p99,
+    target: `p99 < 1000 ms: ${verdict(p99 < 1000)}`,
+  };
+}
+
+function fairnessLine(f: FairnessResult): string {
+  return (
+    `- fairness: one account received ${f.floodPix} Pix with ${f.floodUrls} cash_in URLs on a receiver answering after ${f.slowDelayMs} ms ` +
+    `(${f.floodRequests} requests reached it; ${f.floodAttempts} cash_in attempts logged, the last 100 ${JSON.stringify(f.floodErrors)}); another account received ${f.victimSent} Pix meanwhile: its webhook lag p50 ` +
+    `${ms(percentile(f.victimLags, 50))} ms, p99 ${ms(percentile(f.victimLags, 99))} ms, max ${ms(f.victimLags.at(-1) ?? NaN)} ms` +
+    `${f.victimLags.includes(Infinity) ? `, ${f.victimLags.filter((x) => x === Infinity).length} never arrived` : ''}`
+  );
+}
+
+/** The fairness scenario alone (BENCH_ONLY=fairness). */
+export function printFairness(f: FairnessResult): void {
+  printTable([fairnessRow(f)]);
+  console.log(fairnessLine(f));
 }
 
 export function report(r: Results): void {

@@ -12,16 +12,23 @@
 // between the accounts (each paying the others), and to one hot receiving account of the service; an open loop (after a second of warm-up) at a fixed offered rate with a share of
 // HIGH transfers and cash_out webhooks to a local HTTPS receiver, then the same at 0.6 × the
 // closed-loop spread rate (below the machine's capacity); a burst far above capacity; the
-// invariants; lists over 1M rows.
-import { fork, type ChildProcess } from 'node:child_process';
+// invariants; lists over 1M rows; one account's balance reads while another runs heavy lists
+// (scripts/bench-lists.ts; BENCH_ONLY=isolation runs that alone, BENCH_ONLY=lists the lists too);
+// one account flooding a slow receiver while another's webhooks are timed (scripts/bench-fairness.ts).
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
 import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { listIsolation, seedCharges } from './bench-lists.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
-import { report } from './bench-report.ts';
+import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
+import { printFairness, report, reportIsolation } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
+import { arrivals, startReceiver, type Receiver } from './lib/receivers.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -43,10 +50,22 @@ const WEBHOOKS = process.env.BENCH_WEBHOOKS !== '0';
 const WEBHOOK_WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT_SECONDS ?? 20) * 1000;
 /** Overload: this many transfers at the same moment. */
 const BURST = Number(process.env.BENCH_BURST ?? 3000);
+/**
+ * BENCH_ONLY=fairness provisions the accounts and runs the fairness scenario alone
+ * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone.
+ */
+const ONLY = process.env.BENCH_ONLY;
 /** Token requests with wrong credentials at once. */
 const TOKEN_FLOOD = Number(process.env.BENCH_TOKEN_FLOOD ?? 400);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
 const LIST_CLIENTS = Number(process.env.BENCH_LIST_CLIENTS ?? 8);
+/** List isolation: the listing account's charges, other accounts' charges, parallel lists, the other account's balance reads per second. */
+const ISOLATION = {
+  charges: Number(process.env.BENCH_ISOLATION_CHARGES ?? 300_000),
+  otherCharges: Number(process.env.BENCH_ISOLATION_OTHER_CHARGES ?? 100_000),
+  listClients: Number(process.env.BENCH_ISOLATION_CLIENTS ?? 20),
+  victimRate: Number(process.env.BENCH_ISOLATION_RATE ?? 200),
+};
 /** Spread transfer runs (each between two pgbench runs) and balance runs (each between two hello-world runs); the median is reported. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ADMIN = 'bench-admin-token-0123456789';
@@ -61,7 +80,7 @@ function cpf(n: number): string {
   return base + cpfCheckDigits(base);
 }
 
-function startService(url: string, receiver: Receiver) {
+function startService(url: string, caFile: string) {
   return startChild([...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), MAIN, 'serve'], {
     DATABASE_URL: url,
     PORT: String(PORT),
@@ -69,7 +88,7 @@ function startService(url: string, receiver: Receiver) {
     LOG_LEVEL: 'warn',
     SETTLEMENT_DELAY_MS: String(SETTLEMENT_DELAY_MS),
     WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_CA_FILE: receiver.caFile,
+    WEBHOOK_CA_FILE: caFile,
   });
 }
 
@@ -264,62 +283,6 @@ async function transferRuns(b: Bench, hotReceiver: Account, reference: PgbenchDa
   return { spread: median.run, reference: median.reference, referenceRuns: referenceRates, spreadRounds: rounds, hot, spreadIn, hotIn };
 }
 
-/** The webhook receiver, in a process of its own (scripts/bench-receiver.ts). */
-interface Receiver {
-  origin: string;
-  caFile: string;
-  /** [endToEndId, arrival ms] of every webhook from entry `since` on, and how many arrived in all. */
-  arrivals(since: number): Promise<{ arrivals: [string, number][]; total: number }>;
-  close(): Promise<void>;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const child: ChildProcess = fork(new URL('./bench-receiver.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  let exited: ((code: number | null) => void) | undefined;
-  child.on('exit', (code) => exited?.(code));
-  /** The child's next message (one question at a time: the caller awaits each answer). */
-  const next = <T>() =>
-    new Promise<T>((resolve, reject) => {
-      exited = (code) => reject(new Error(`webhook receiver exited (${code})`));
-      child.once('message', (m) => resolve(m as T));
-    });
-  const { origin, caFile } = await next<{ origin: string; caFile: string }>();
-  return {
-    origin,
-    caFile,
-    arrivals(since) {
-      const reply = next<{ arrivals: [string, number][]; total: number }>();
-      child.send({ since });
-      return reply;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        exited = () => resolve();
-        child.send({ close: true });
-      }),
-  };
-}
-
-/**
- * First arrival at the receiver of each end-to-end id expected, ms since the epoch, looking at
- * the receiver's entries from `since` on; waits up to `timeoutMs` for all. `received` counts the
- * entries from `since` on, `total` all of them.
- */
-async function arrivals(receiver: Receiver, expected: ReadonlySet<string>, timeoutMs: number, since = 0) {
-  const first = new Map<string, number>();
-  const started = Date.now();
-  let seen = since;
-  for (;;) {
-    const got = await receiver.arrivals(seen);
-    seen += got.arrivals.length;
-    for (const [e2e, at] of got.arrivals) if (expected.has(e2e) && !first.has(e2e)) first.set(e2e, at);
-    if (first.size >= expected.size || Date.now() - started >= timeoutMs) {
-      return { first, waitedMs: Date.now() - started, received: got.total - since, total: got.total };
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 /** A cash_out webhook to the receiver for every paying account while `fn` runs (none with BENCH_WEBHOOKS=0). */
 async function withWebhooks<T>(b: Bench, receiver: Receiver, fn: (registered: number) => Promise<T>): Promise<T> {
   const registrations: { account: Account; id: number }[] = [];
@@ -398,6 +361,39 @@ async function openRun(b: Bench, receiver: Receiver, rate: number, registered: n
   };
 }
 
+/** A new account with ISOLATION.charges charges lists them heavily while accounts[2] reads its balance. */
+async function isolationRun(b: Bench) {
+  const lister = await provision(b.http, ACCOUNTS + 3);
+  await seedCharges(b.url, lister.accountId, ISOLATION.charges, ISOLATION.otherCharges);
+  const openHttp = new Pool(`http://127.0.0.1:${PORT}`, { connections: OPEN_CAP, pipelining: 1 });
+  try {
+    return await listIsolation(b.http, openHttp, b.accounts[2 % b.accounts.length]!, lister, { ...ISOLATION, seconds: SECONDS });
+  } finally {
+    await openHttp.close();
+  }
+}
+
+/** GET /api/transactions of one account with LIST_ROWS more rows in the table: closed loop, then at a fixed rate. */
+async function listRuns(b: Bench) {
+  await seedTransactions(b.url, b.accounts[1]!.accountId, LIST_ROWS);
+  const listGet = (): Request => ({ method: 'GET', path: '/api/transactions?size=20', headers: b.accounts[1]!.headers });
+  const listSeconds = Math.min(SECONDS, 5);
+  await closedLoop(b.http, LIST_CLIENTS, 1, listGet, 200);
+  const lists = await measured(b.url, b.pid, () => closedLoop(b.http, LIST_CLIENTS, listSeconds, listGet, 200));
+  const listsOpen = await readsAtRate(b, Math.round(OPEN_SHARE * lists.rate), listGet, listSeconds);
+  return { lists, listsOpen, clients: LIST_CLIENTS, rows: LIST_ROWS, share: OPEN_SHARE };
+}
+
+/** The open loop's own figures, when it runs alone. */
+function printOpen(rate: number, r: Awaited<ReturnType<typeof openRun>>): void {
+  const p = (values: number[], q: number) => values[Math.min(values.length - 1, Math.ceil((values.length * q) / 100) - 1)] ?? NaN;
+  console.log(
+    `open loop at ${rate}/s: ${r.open.ok} accepted of ${r.open.offered}, p50 ${r.open.p50.toFixed(1)} ms, p99 ${r.open.p99.toFixed(1)} ms; ` +
+      `HIGH settlement lag p50 ${p(r.high, 50)} ms, p99 ${p(r.high, 99)} ms; webhook lag p50 ${p(r.webhookLags, 50)} ms, ` +
+      `p99 ${p(r.webhookLags, 99)} ms (${r.webhooks.delivered} of ${r.webhookLags.length} delivered)`,
+  );
+}
+
 async function withPgbench<T>(fn: (reference: PgbenchDatabase) => Promise<T>): Promise<T> {
   const reference = pgbenchDatabase();
   try {
@@ -407,13 +403,29 @@ async function withPgbench<T>(fn: (reference: PgbenchDatabase) => Promise<T>): P
   }
 }
 
+/** The fairness scenario: the first account floods the slow receiver, the second one's lag is measured. */
+function fairness(b: Bench, fast: Receiver, slow: Receiver) {
+  const [attacker, victim] = b.accounts as [Account, Account];
+  return fairnessRun({ http: b.http, adminAuth: ADMIN_AUTH, attacker, victim, fast, slow });
+}
+
 async function main() {
   const receiver = await startReceiver();
+  const slow = await startReceiver(SLOW_RECEIVER_DELAY_MS);
+  // The service trusts both receivers' CAs, from one file.
+  const caDir = mkdtempSync(join(tmpdir(), 'pix-bench-'));
+  const caFile = join(caDir, 'receivers.pem');
+  writeFileSync(caFile, readFileSync(receiver.caFile, 'utf8') + readFileSync(slow.caFile, 'utf8'));
+  const closeReceivers = async () => {
+    await receiver.close();
+    await slow.close();
+    rmSync(caDir, { recursive: true, force: true });
+  };
   const name = `pix_bench_${Date.now()}`;
   await withClient(SERVER, (c) => c.query(`create database ${name}`));
   const url = databaseUrl(SERVER, name);
-  const { child: service } = await startService(url, receiver).catch(async (error: unknown) => {
-    await receiver.close();
+  const { child: service } = await startService(url, caFile).catch(async (error: unknown) => {
+    await closeReceivers();
     throw error;
   });
   const http = new Pool(`http://127.0.0.1:${PORT}`, { connections: CLIENTS + 4, pipelining: 1 });
@@ -423,6 +435,20 @@ async function main() {
     for (let i = 0; i < ACCOUNTS; i++) accounts.push(await provision(http, i + 1));
     const hotReceiver = await provision(http, ACCOUNTS + 1);
     const b: Bench = { url, pid: service.pid!, http, accounts };
+    if (ONLY === 'isolation' || ONLY === 'lists') {
+      const only = ONLY === 'lists' ? await listRuns(b) : null;
+      reportIsolation(await isolationRun(b), only);
+      return;
+    }
+    if (ONLY === 'fairness') {
+      printFairness(await fairness(b, receiver, slow));
+      return;
+    }
+    if (ONLY === 'open') {
+      const [open] = await withWebhooks(b, receiver, async (registered) => [await openRun(b, receiver, RATE, registered)]);
+      printOpen(RATE, open!);
+      return;
+    }
 
     const web = await httpRuns(b);
     const transfers = await withPgbench((reference) => transferRuns(b, hotReceiver, reference));
@@ -434,6 +460,7 @@ async function main() {
       await openRun(b, receiver, RATE, registered),
       await openRun(b, receiver, belowRate, registered),
     ]);
+    const unfair = await fairness(b, receiver, slow);
 
     // 6. Overload: a burst far above capacity.
     const overload = await burst(`http://127.0.0.1:${PORT}`, BURST, (i) => transfer(accounts[i % accounts.length]!), '/health');
@@ -442,12 +469,8 @@ async function main() {
 
     // The ledger invariants, then lists over a large table.
     const check = await invariants(url);
-    await seedTransactions(url, accounts[1]!.accountId, LIST_ROWS);
-    const listGet = (): Request => ({ method: 'GET', path: '/api/transactions?size=20', headers: accounts[1]!.headers });
-    const listSeconds = Math.min(SECONDS, 5);
-    await closedLoop(http, LIST_CLIENTS, 1, listGet, 200);
-    const lists = await measured(url, b.pid, () => closedLoop(http, LIST_CLIENTS, listSeconds, listGet, 200));
-    const listsOpen = await readsAtRate(b, Math.round(OPEN_SHARE * lists.rate), listGet, listSeconds);
+    const { lists, listsOpen } = await listRuns(b);
+    const isolation = await isolationRun(b);
 
     report({
       settings: {
@@ -474,13 +497,15 @@ async function main() {
       tokens,
       lists,
       listsOpen,
+      isolation,
+      fairness: unfair,
       check,
     });
     if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
   } finally {
     await http.close();
     await stopChild(service);
-    await receiver.close();
+    await closeReceivers();
     await withClient(SERVER, (c) => c.query(`drop database if exists ${name} with (force)`));
   }
 }

@@ -130,6 +130,8 @@ async function main() {
     step('A transfer of R$ 35.50 to a key at another institution');
     const outside = `fornecedor-${randomUUID().slice(0, 8)}@example.com`;
     await call('POST', '/sandbox/dict/keys', { key: outside, name: 'Moinho Fornecedor SA', document: '11222333000181', ispb: '60746948', bankName: 'Banco Exemplo' }, admin);
+    // What a payment app shows before paying: the key's owner and institution.
+    show('the key, looked up', await call('GET', `/dict/keys/${encodeURIComponent(outside)}`, undefined, auth));
     const transfer = await call<{ endToEndId: string; id: number; type: string }>(
       'POST',
       '/dict/pix',

@@ -30,7 +30,7 @@ const ADMIN = `soak-admin-${randomUUID()}`;
 const MAX_RSS_GROWTH = 1.5;
 const MAX_P99_GROWTH = 3;
 /**
- * A p99 below the service's latency target (50 ms, issue 6) is not a failure whatever its ratio:
+ * A p99 below the latency target of 50 ms is not a failure whatever its ratio:
  * between single-digit milliseconds the ratio measures the machine's neighbours (CI once saw
  * 6.1 -> 23.3 ms between two 5-s windows while p50 stayed at 1.7 ms).
  */

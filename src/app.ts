@@ -1,42 +1,51 @@
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import type { Config } from './config.ts';
+import { ConfigError, type Config } from './config.ts';
 import type { Db } from './db/client.ts';
-import { accountAuthentication, adminAuthentication } from './http/auth.ts';
+import { accountAuthentication, adminAuthentication, FAILED_ADMIN_TOKENS_PER_MINUTE } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
+import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
 import { openApiOptions } from './http/openapi.ts';
-import { ErrorBodySchema } from './http/schemas.ts';
+import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { adminRoutes } from './modules/admin/routes.ts';
+import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
 import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes.ts';
 import { CertificateLinkCache } from './modules/auth/link-cache.ts';
+import { resolveKeyEncryptionKey, type KeyEncryptionKey } from './modules/auth/key-encryption.ts';
+import { KeyRing } from './modules/auth/key-ring.ts';
 import { defaultSecretCheckLimits, FAILED_TOKEN_REQUESTS_PER_MINUTE, SecretChecks } from './modules/auth/secret-checks.ts';
-import { decoyHash } from './modules/auth/secrets.ts';
 import { TokenService } from './modules/auth/tokens.ts';
+import { DirectoryLookups } from './modules/directory/lookups.ts';
+import { directoryRoutes } from './modules/directory/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
-import { sandboxMedRoutes } from './modules/meds/routes.ts';
+import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
 import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
 import { transactionRoutes } from './modules/transactions/routes.ts';
 import { TransferBatcher } from './modules/transfers/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { MemoryTokenBuckets, RedisTokenBuckets } from './http/token-bucket.ts';
 import { RESEND_LIMIT_PER_MINUTE } from './modules/webhooks/service.ts';
 
 export interface AppDeps {
   readonly config: Config;
   readonly db: Db;
+  /** Where account lists run (`Database.lists`: their own pool on PostgreSQL); `db` when absent. */
+  readonly listDb?: Db;
   readonly clock: Clock;
   /** Pino level, or false for no logs (tests). */
   readonly logLevel?: string | false;
@@ -45,18 +54,48 @@ export interface AppDeps {
   /** Wakes this process's settlement worker when a HIGH transfer is accepted. */
   readonly wakeWorker?: () => void;
   /** Limits of token requests (tests make them small). */
-  readonly secretCheckLimits?: { concurrency?: number; maxWaiting?: number; failuresPerMinute?: number };
+  readonly secretCheckLimits?: {
+    concurrency?: number;
+    maxWaiting?: number;
+    /** Failures a minute per source (an IPv4 address, an IPv6 /64). */
+    failuresPerMinute?: number;
+    /** Failures a minute per client id, and per certificate. */
+    clientFailuresPerMinute?: number;
+  };
+  /** Wrong admin tokens a minute per source (tests that send many on purpose raise it). */
+  readonly adminFailuresPerMinute?: number;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
+/** Reads a TLS file and checks it parses, so that a wrong one stops the start naming its variable. */
+function tlsFile(variable: string, path: string, parse: (pem: Buffer) => unknown, what: string): Buffer {
+  try {
+    const pem = readFileSync(path);
+    parse(pem);
+    return pem;
+  } catch (error) {
+    throw new ConfigError(`${variable} must name a PEM ${what} (${path}: ${(error as Error).message})`);
+  }
+}
+
+/** Throws the ConfigError a wrong TLS file would give, before anything is opened. */
+export function checkTlsFiles(config: Config): void {
+  httpsOptions(config);
+}
+
 function httpsOptions(config: Config) {
   if (!config.tls) return null;
+  const cert = tlsFile('TLS_CERT_FILE', config.tls.certFile, (pem) => new X509Certificate(pem), 'certificate');
+  const key = tlsFile('TLS_KEY_FILE', config.tls.keyFile, (pem) => createPrivateKey(pem), 'private key');
+  if (!new X509Certificate(cert).checkPrivateKey(createPrivateKey(key))) {
+    throw new ConfigError(`TLS_KEY_FILE must be the private key of TLS_CERT_FILE's certificate (${config.tls.keyFile} is another key)`);
+  }
   return {
-    cert: readFileSync(config.tls.certFile),
-    key: readFileSync(config.tls.keyFile),
-    ...(config.tls.clientCaFile ? { ca: readFileSync(config.tls.clientCaFile) } : {}),
+    cert,
+    key,
+    ...(config.tls.clientCaFile ? { ca: tlsFile('TLS_CLIENT_CA_FILE', config.tls.clientCaFile, (pem) => new X509Certificate(pem), 'certificate bundle') } : {}),
     // The certificate is requested but judged by the application, so a missing one gets the
     // spec's 400 instead of a failed handshake.
     requestCert: true,
@@ -64,9 +103,8 @@ function httpsOptions(config: Config) {
   };
 }
 
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db, clock } = deps;
-  const https = httpsOptions(config);
+/** A Fastify server with the service's plumbing: limits, request ids, validation, the error shape. */
+function createServer(deps: AppDeps, https: ReturnType<typeof httpsOptions>) {
   const app = Fastify({
     ...(https ? { https } : {}),
     logger:
@@ -86,7 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: (error, request, reply) => {
       const status = error.code === 'FST_ERR_BAD_URL' ? 400 : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 500;
       const message = status === 400 ? 'The URL is not valid (bad percent-encoding)' : status === 414 ? 'A path parameter is too long' : 'Internal server error';
-      void (reply as FastifyReply).header('x-request-id', request.id).status(status).send(errorBody(status, message));
+      const code = status === 400 ? 'INVALID_URL' : status === 414 ? 'PARAMETER_TOO_LONG' : 'INTERNAL_ERROR';
+      void (reply as FastifyReply).header('x-request-id', request.id).status(status).send(errorBody(status, message, code));
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -101,44 +140,124 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  return app;
+}
 
-  await app.register(swagger, openApiOptions());
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+/**
+ * The service's listeners. `main` is the public one: authentication, the account routes, health,
+ * the docs, and in sandbox mode /sandbox/*. `admin` serves the operator API (/admin/*, and
+ * /metrics when it comes); it is `main` itself when no separate operator listener is in use.
+ */
+export interface Listeners {
+  readonly main: FastifyInstance;
+  readonly admin: FastifyInstance;
+  /** Closes both: no new requests, in-flight ones finish. */
+  close(): Promise<void>;
+}
+
+/** Every route on one server, whatever ADMIN_PORT says: for app.inject tests and the OpenAPI document. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  return (await build(deps, false)).main;
+}
+
+/** The listeners as the configuration asks: the operator API apart when `config.admin` is set. */
+export function buildListeners(deps: AppDeps): Promise<Listeners> {
+  return build(deps, deps.config.admin !== undefined);
+}
+
+async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> {
+  // First, before anything is opened that would have to be closed: a wrong or missing
+  // KEY_ENCRYPTION_KEY stops the start here (ConfigError, one line).
+  const kek = resolveKeyEncryptionKey(deps.config);
+  const keys = new KeyRing(deps.db, deps.clock, kek);
+  await keys.prepare();
+  const https = httpsOptions(deps.config);
+  const main = createServer(deps, https);
+  // The operator listener speaks what the main one speaks, without asking for a client certificate.
+  const admin = separateAdmin ? createServer(deps, https ? { ...https, requestCert: false } : null) : main;
+  const close = async () => {
+    await Promise.all([main.close(), admin === main ? undefined : admin.close()]);
+  };
+  try {
+    await registerRoutes(deps, { main, admin, kek, keys });
+  } catch (error) {
+    // Whatever was opened so far (Redis connections among them) is closed by the servers' hooks.
+    await close().catch(() => undefined);
+    throw error;
+  }
+  return { main, admin, close };
+}
+
+interface Parts {
+  readonly main: FastifyInstance;
+  readonly admin: FastifyInstance;
+  /** The key that seals private signing keys, and the signing keys it opens. */
+  readonly kek: KeyEncryptionKey;
+  readonly keys: KeyRing;
+}
+
+async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts): Promise<void> {
+  const { config, db, clock } = deps;
+  await main.register(swagger, openApiOptions());
+  await main.register(swaggerUi, { routePrefix: '/docs' });
 
   // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
-  const resendSender = new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile });
+  const policy = destinationPolicy(config);
+  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile });
+  main.addHook('onClose', () => resendSender.close());
   // Limits every process shares through Redis when there is one (REDIS_URL).
-  const perMinute = (limit: number, prefix: string): RateLimiter =>
-    config.redisUrl
+  const perMinute = (limit: number, prefix: string): RateLimiter => {
+    const limiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, {
           limit,
           windowMs: 60_000,
           prefix,
-          onError: (error) => app.log.warn({ err: error }, 'Redis rate limit unavailable; counting in this process'),
+          onError: (error) => main.log.warn({ err: error }, 'Redis rate limit unavailable; counting in this process'),
         })
       : new MemoryRateLimiter(limit, 60_000);
+    main.addHook('onClose', () => limiter.close());
+    return limiter;
+  };
   const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
+  const limits = deps.secretCheckLimits;
+  const clientFailures = limits?.clientFailuresPerMinute;
   const secrets = new SecretChecks({
     ...defaultSecretCheckLimits(),
-    ...deps.secretCheckLimits,
-    failures: perMinute(deps.secretCheckLimits?.failuresPerMinute ?? FAILED_TOKEN_REQUESTS_PER_MINUTE, 'pix-api:token-failures:'),
+    ...(limits?.concurrency === undefined ? {} : { concurrency: limits.concurrency }),
+    ...(limits?.maxWaiting === undefined ? {} : { maxWaiting: limits.maxWaiting }),
+    failures: {
+      source: perMinute(limits?.failuresPerMinute ?? FAILED_TOKEN_REQUESTS_PER_MINUTE.source, 'pix-api:token-failures:'),
+      client: perMinute(clientFailures ?? FAILED_TOKEN_REQUESTS_PER_MINUTE.client, 'pix-api:token-failures:client:'),
+      certificate: perMinute(clientFailures ?? FAILED_TOKEN_REQUESTS_PER_MINUTE.certificate, 'pix-api:token-failures:certificate:'),
+    },
   });
-  app.addHook('onClose', async () => {
-    await resendSender.close();
-    await resendLimiter.close();
-    await secrets.close();
+  main.addHook('onClose', () => secrets.close());
+  // Directory look-ups, limited per account; the institution's ISPB in the Redis key keeps two
+  // services that share a Redis apart.
+  const lookups = new DirectoryLookups({
+    db,
+    clock,
+    limits: config.directoryLimits,
+    buckets: config.redisUrl
+      ? new RedisTokenBuckets(config.redisUrl, {
+          prefix: `pix-api:dict:${config.pspIspb}:`,
+          onError: (error) => main.log.warn({ err: error }, 'Redis directory buckets unavailable; counting in this process'),
+        })
+      : new MemoryTokenBuckets(),
   });
+  main.addHook('onClose', () => lookups.close());
+  const adminFailures = perMinute(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
   const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
-  const tokens = new TokenService(db, clock);
-  // Computed now, so the first unknown client id costs what every later one does.
-  await decoyHash();
+  const tokens = new TokenService(keys, clock);
   const links = new CertificateLinkCache(db, clock);
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
+  // Every account list goes through this: its own connections and a limit per account.
+  const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
 
-  await app.register(healthRoutes({ db }));
-  await app.register(authRoutes({ db, clock, tokens, trust, secrets }));
+  await main.register(healthRoutes({ db }));
+  await main.register(authRoutes({ db, clock, tokens, trust, secrets }));
 
-  await app.register(async (accountScope) => {
+  await main.register(async (accountScope) => {
     accountScope.addHook('onRequest', accountAuthentication({ clock, tokens, trust, links }));
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
@@ -147,26 +266,51 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         clock,
         ispb: config.pspIspb,
         batcher: new TransferBatcher(db),
+        lookups,
         ...wake,
       }),
     );
-    await accountScope.register(transactionRoutes({ db, clock }));
-    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb }));
+    await accountScope.register(directoryRoutes({ db, lookups }));
+    await accountScope.register(transactionRoutes({ db, clock, lists }));
+    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, lists }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
+    await accountScope.register(medRoutes({ db, clock, lists }));
     await accountScope.register(
-      webhookRoutes({ db, clock, sender: resendSender, allowPrivate: config.webhookAllowPrivate, resendLimiter }),
+      webhookRoutes({ db, clock, sender: resendSender, policy, resendLimiter, lists }),
     );
   });
 
-  await app.register(async (adminScope) => {
-    adminScope.addHook('onRequest', adminAuthentication(config.adminToken));
-    await adminScope.register(adminRoutes({ db, ispb: config.pspIspb, onCertificateUnlinked: (id, fp) => links.invalidate(id, fp) }));
-    if (config.mode === 'sandbox') {
-      await adminScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
-      await adminScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb }));
-      await adminScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
-    }
+  // The operator listener: probes answer there too, so a supervisor needs no access to the public
+  // one. /metrics, when it comes, is registered on `admin` beside /admin/*, never on `main`.
+  if (admin !== main) await admin.register(healthRoutes({ db }));
+  const authenticateAdmin = adminAuthentication({ adminToken: config.adminToken, clock, trust, failures: adminFailures });
+  // Every operator and sandbox route can answer 401 and 429 from that hook.
+  const documentAdminErrors = (route: { schema?: { response?: unknown } }) => {
+    if (route.schema?.response) route.schema.response = { ...errorResponses(401, 429), ...(route.schema.response as object) };
+  };
+  await admin.register(async (operatorScope) => {
+    operatorScope.addHook('onRequest', authenticateAdmin);
+    operatorScope.addHook('onRoute', documentAdminErrors);
+    await operatorScope.register(
+      adminRoutes({
+        db,
+        ispb: config.pspIspb,
+        clock,
+        onCertificateUnlinked: (id, fp) => links.invalidate(id, fp),
+        onClientSecretRotated: (id) => links.invalidateAccount(id),
+      }),
+    );
+    await operatorScope.register(signingKeyRoutes({ db, kek, onSigningKeysChanged: () => keys.invalidate() }));
   });
 
-  return app;
+  // The simulated network stays on the main listener: sandbox clients call it beside the account routes.
+  if (config.mode === 'sandbox') {
+    await main.register(async (sandboxScope) => {
+      sandboxScope.addHook('onRequest', authenticateAdmin);
+      sandboxScope.addHook('onRoute', documentAdminErrors);
+      await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
+      await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb }));
+      await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
+    });
+  }
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { randomCpf } from '../test/factories.ts';
-import { startTestApp, type TestApp } from '../test/harness.ts';
+import { onPostgres, startTestApp, type TestApp } from '../test/harness.ts';
+import { exitsByItself, failsWithOneLine, killAll, run } from '../test/processes.ts';
 import { runOperatorCommand, UsageError } from './cli.ts';
 import { AppError } from './http/errors.ts';
 import { issueCertificate, type IssuedCertificate } from './lib/certificate-authority.ts';
@@ -129,6 +130,45 @@ describe('operator CLI (runOperatorCommand)', () => {
     await assert.rejects(run('certificates', 'unlink', '--account', account, '--fingerprint', fingerprint), (e: unknown) => e instanceof AppError && e.statusCode === 404);
   });
 
+  it('certificates link refuses a certificate expired or not yet valid (400), and links nothing', async () => {
+    const now = Date.now();
+    for (const validity of [
+      { notBefore: new Date(now - 30 * 86_400_000), notAfter: new Date(now - 60_000) },
+      { notBefore: new Date(now + 3_600_000), notAfter: new Date(now + 30 * 86_400_000) },
+    ]) {
+      const outside = await issueCertificate({ commonName: 'cli-outside', ...validity });
+      const file = join(dir, 'outside.pem');
+      writeFileSync(file, outside.certPem);
+      await assert.rejects(run('certificates', 'link', '--account', String(created.accountId), '--pem-file', file), (e: unknown) => {
+        assert.ok(e instanceof AppError && e.statusCode === 400 && e.code === 'INVALID_CERTIFICATE', String(e));
+        return true;
+      });
+      const fingerprint = createHash('sha256').update(Buffer.from(outside.cert.rawData)).digest('hex');
+      assert.equal((await t.db.selectFrom('account_certificates').select('id').where('fingerprint', '=', fingerprint).execute()).length, 0);
+    }
+  });
+
+  it('signing-keys list, rotate and retire: the service signs with the new key, and refuses the retired one', async () => {
+    type Key = { kid: string; status: string; retiredAt: string | null };
+    const before = await run<{ data: Key[] }>('signing-keys', 'list');
+    const previous = before.data.find((k) => k.status === 'signing')!;
+    assert.ok(previous, JSON.stringify(before));
+    const rotated = await run<Key>('signing-keys', 'rotate');
+    assert.equal(rotated.status, 'signing');
+    const listed = await run<{ data: Key[] }>('signing-keys', 'list');
+    assert.deepEqual(
+      listed.data.slice(0, 2).map((k) => [k.kid, k.status]),
+      [
+        [rotated.kid, 'signing'],
+        [previous.kid, 'verifying'],
+      ],
+    );
+    const retired = await run<Key>('signing-keys', 'retire', '--kid', previous.kid);
+    assert.equal(retired.status, 'retired');
+    await assert.rejects(run('signing-keys', 'retire', '--kid', rotated.kid), (e: unknown) => e instanceof AppError && e.statusCode === 409);
+    await assert.rejects(run('signing-keys', 'retire', '--kid', 'nokey'), (e: unknown) => e instanceof AppError && e.statusCode === 404);
+  });
+
   it('bad usage throws UsageError and changes nothing', async () => {
     const accountsBefore = (await t.db.selectFrom('accounts').select('id').execute()).length;
     const account = String(created.accountId);
@@ -152,6 +192,8 @@ describe('operator CLI (runOperatorCommand)', () => {
       [['pix-keys', 'add', '--account', '0', '--type', 'evp'], /--account must be a numeric/],
       [['client-secret', 'rotate'], /--account is required/],
       [['client-secret', 'rotate', '--account', '-1'], /--account/],
+      [['signing-keys', 'retire'], /--kid is required/],
+      [['signing-keys', 'retire', '--kid', 'a b'], /--kid must be a key id/],
     ];
     for (const [args, message] of cases) {
       await assert.rejects(runOperatorCommand(t.db, t.config, args), (e: unknown) => {
@@ -185,5 +227,55 @@ describe('operator CLI (runOperatorCommand)', () => {
         return true;
       });
     }
+  });
+});
+
+describe('operator commands as processes (npx pix-api ...)', () => {
+  const dirs: string[] = [];
+  after(() => {
+    killAll();
+    dirs.forEach((d) => rmSync(d, { recursive: true, force: true }));
+  });
+  const tempDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'pix-cli-process-'));
+    dirs.push(d);
+    return d;
+  };
+
+  it('run on the embedded database, print their answer, and exit by themselves releasing it', async () => {
+    const dataDir = tempDir();
+    const create = run(['accounts', 'create', '--name', 'Ana Processo', '--document', randomCpf()], { DATA_DIR: dataDir });
+    assert.equal(await exitsByItself(create), 0, create.stderr());
+    const created = JSON.parse(create.stdout()) as Created;
+    assert.equal(created.accountId, 1);
+    assert.ok(!existsSync(join(dataDir, 'pgdata.lock')), 'the lock is released');
+
+    // A rule of the operation: one line with the API's status.
+    const missing = await failsWithOneLine(['pix-keys', 'add', '--account', '99', '--type', 'evp'], { DATA_DIR: dataDir });
+    assert.equal(missing, 'Error 404: Account 99 not found');
+
+    const keys = run(['pix-keys', 'add', '--account', '1', '--type', 'evp'], { DATA_DIR: dataDir });
+    assert.equal(await exitsByItself(keys), 0, keys.stderr());
+    assert.match((JSON.parse(keys.stdout()) as { key: string }).key, EVP);
+    assert.ok(!existsSync(join(dataDir, 'pgdata.lock')));
+  });
+
+  it('fail in one line on an embedded database another process holds, and leave its lock alone', async () => {
+    const dataDir = tempDir();
+    // This test's own process holds it, as a running service would.
+    const lock = join(dataDir, 'pgdata.lock');
+    writeFileSync(lock, String(process.pid));
+    for (const args of [['accounts', 'create', '--name', 'Ana', '--document', randomCpf()], ['migrate'], ['worker']]) {
+      const line = await failsWithOneLine(args, { DATA_DIR: dataDir });
+      assert.match(line, new RegExp(`^the embedded database in ${dataDir} is in use by process ${process.pid}: stop that process, use the operator API`), args[0]);
+      assert.equal(readFileSync(lock, 'utf8'), String(process.pid));
+    }
+  });
+
+  it('a database that does not exist: one line with the createdb command', { skip: !onPostgres && 'needs TEST_DATABASE_URL' }, async () => {
+    const server = new URL(process.env.TEST_DATABASE_URL!);
+    server.pathname = `/pix_cli_missing_${process.pid}`;
+    const line = await failsWithOneLine(['client-secret', 'rotate', '--account', '1'], { DATABASE_URL: server.toString() });
+    assert.match(line, new RegExp(`^database "pix_cli_missing_${process.pid}" does not exist on PostgreSQL at .*: create it \\(createdb -h \\S+ -p \\d+ -U \\S+ pix_cli_missing_${process.pid}\\)`));
   });
 });

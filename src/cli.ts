@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
+import { systemClock } from './lib/clock.ts';
 import { createAccount, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate } from './modules/accounts/service.ts';
+import { resolveKeyEncryptionKey } from './modules/auth/key-encryption.ts';
+import { listSigningKeys, retireSigningKey, rotateSigningKey } from './modules/auth/signing-keys.ts';
 
 /** Operator commands: the same operations as /admin/*, run directly on the database. */
 export const OPERATOR_USAGE = `Operator commands (same database as the service):
@@ -10,7 +13,10 @@ export const OPERATOR_USAGE = `Operator commands (same database as the service):
   certificates link --account ID --pem-file FILE
   certificates unlink --account ID --fingerprint SHA256_HEX
   pix-keys add --account ID --type cpf|cnpj|email|phone|evp [--key KEY]
-  client-secret rotate --account ID`;
+  client-secret rotate --account ID
+  signing-keys list
+  signing-keys rotate
+  signing-keys retire --kid KID`;
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -28,6 +34,12 @@ function accountId(values: Record<string, string | undefined>): bigint {
   return BigInt(raw);
 }
 
+function kid(values: Record<string, string | undefined>): string {
+  const raw = required(values, 'kid');
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(raw)) throw new UsageError('--kid must be a key id as signing-keys list shows it');
+  return raw;
+}
+
 const OPTIONS = {
   name: { type: 'string' },
   document: { type: 'string' },
@@ -36,6 +48,7 @@ const OPTIONS = {
   fingerprint: { type: 'string' },
   type: { type: 'string' },
   key: { type: 'string' },
+  kid: { type: 'string' },
 } as const;
 
 /** parseArgs reports an unknown option, a stray argument or a missing value as a TypeError: bad usage. */
@@ -66,7 +79,8 @@ const jsonReplacer = (_key: string, field: unknown) => (typeof field === 'bigint
 export async function runOperatorCommand(db: Db, config: Config, args: string[]): Promise<string> {
   const [group, action, ...rest] = args;
   const values = parseOptions(rest);
-  const deps = { db, ispb: config.pspIspb };
+  // Certificates are judged by the real clock: the CLI has no other.
+  const deps = { db, ispb: config.pspIspb, clock: systemClock };
   let result: unknown;
   switch (`${group} ${action}`) {
     case 'accounts create':
@@ -84,6 +98,15 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
       break;
     case 'client-secret rotate':
       result = await rotateClientSecret(deps, accountId(values));
+      break;
+    case 'signing-keys list':
+      result = { data: await listSigningKeys(db) };
+      break;
+    case 'signing-keys rotate':
+      result = await rotateSigningKey(db, resolveKeyEncryptionKey(config));
+      break;
+    case 'signing-keys retire':
+      result = await retireSigningKey(db, kid(values));
       break;
     default:
       throw new UsageError(`unknown command "${args.join(' ')}"\n${OPERATOR_USAGE}`);

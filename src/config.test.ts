@@ -16,6 +16,7 @@ const PRODUCTION: Env = {
   PIX_MODE: 'production',
   DATABASE_URL: 'postgres://pix:secret@db.internal:5432/pix',
   ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789',
+  KEY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
 };
 
 /** Runs loadConfig expecting a ConfigError naming `variable` first, on one line; returns the message. */
@@ -43,11 +44,37 @@ describe('loadConfig defaults', () => {
     assert.equal(config.redisUrl, undefined);
     assert.equal(config.mode, 'sandbox');
     assert.equal(config.pspIspb, '99999999');
-    assert.equal(config.webhookAllowPrivate, false);
+    assert.equal(config.webhookAllowPrivate, true, 'sandbox: the developer\'s receiver runs beside the service');
+    assert.deepEqual(config.webhookAllowedPorts, [443]);
     assert.equal(config.webhookCaFile, undefined);
     assert.equal(config.settlementDelayMs, 1000);
     assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
     assert.equal(config.tls, undefined);
+    // BCB's DICT anti-scan policy.
+    assert.deepEqual(config.directoryLimits, {
+      cpf: { capacity: 100, refillPerMinute: 2 },
+      cnpj: { capacity: 1000, refillPerMinute: 20 },
+      lookupCost: 1,
+      missCost: 20,
+    });
+  });
+
+  test('the directory limits are read', () => {
+    const config = loadConfig({
+      DIRECTORY_CPF_TOKENS: '10',
+      DIRECTORY_CPF_REFILL_PER_MINUTE: '60',
+      DIRECTORY_CNPJ_TOKENS: '5000',
+      DIRECTORY_CNPJ_REFILL_PER_MINUTE: '600',
+      DIRECTORY_LOOKUP_COST: '2',
+      DIRECTORY_MISS_COST: '2',
+    });
+    assert.deepEqual(config.directoryLimits, {
+      cpf: { capacity: 10, refillPerMinute: 60 },
+      cnpj: { capacity: 5000, refillPerMinute: 600 },
+      lookupCost: 2,
+      missCost: 2,
+    });
+    assert.ok(Object.isFrozen(config.directoryLimits) && Object.isFrozen(config.directoryLimits.cpf));
   });
 
   test('without ADMIN_TOKEN the sandbox generates a fresh random one and says so', () => {
@@ -75,12 +102,22 @@ describe('loadConfig defaults', () => {
     assert.equal(config.adminTokenGenerated, false);
     assert.equal(config.pspIspb, '99999999');
     assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
+    assert.equal(config.webhookAllowPrivate, false, 'production: public destinations only, unless the operator allows');
+    assert.deepEqual(config.webhookAllowedPorts, [443]);
+    assert.equal(loadConfig({ ...PRODUCTION, WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate, true);
+  });
+
+  test('WEBHOOK_ALLOWED_PORTS adds ports to 443, once each', () => {
+    assert.deepEqual(loadConfig({ WEBHOOK_ALLOWED_PORTS: '8443, 9443,8443' }).webhookAllowedPorts, [443, 8443, 9443]);
+    assert.deepEqual(loadConfig({ WEBHOOK_ALLOWED_PORTS: '443' }).webhookAllowedPorts, [443]);
+    assert.deepEqual(loadConfig({ WEBHOOK_ALLOWED_PORTS: '' }).webhookAllowedPorts, [443]);
   });
 
   test('empty values count as unset where a default exists', () => {
     const config = loadConfig({
       PORT: '', HOST: '', DATA_DIR: '', DATABASE_URL: '', REDIS_URL: '', SETTLEMENT_DELAY_MS: '',
-      DATABASE_POOL_SIZE: '', DATABASE_QUEUE_TIMEOUT_MS: '', WEBHOOK_ALLOW_PRIVATE: '', WEBHOOK_CA_FILE: '', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TLS_CLIENT_CA_FILE: '',
+      DATABASE_POOL_SIZE: '', DATABASE_QUEUE_TIMEOUT_MS: '', DATABASE_LIST_POOL_SIZE: '', DATABASE_LIST_STATEMENT_TIMEOUT_MS: '',
+      LIST_CONCURRENCY_PER_ACCOUNT: '', LIST_QUEUE_TIMEOUT_MS: '', WEBHOOK_ALLOW_PRIVATE: '', WEBHOOK_CA_FILE: '', TLS_CERT_FILE: '', TLS_KEY_FILE: '', TLS_CLIENT_CA_FILE: '',
     });
     assert.equal(config.port, 8080);
     assert.equal(config.host, '127.0.0.1');
@@ -90,7 +127,11 @@ describe('loadConfig defaults', () => {
     assert.equal(config.settlementDelayMs, 1000);
     assert.equal(config.databasePoolSize, 10);
     assert.equal(config.databaseQueueTimeoutMs, 1000);
-    assert.equal(config.webhookAllowPrivate, false);
+    assert.equal(config.databaseListPoolSize, 4);
+    assert.equal(config.databaseListStatementTimeoutMs, 2000);
+    assert.equal(config.listConcurrencyPerAccount, 1);
+    assert.equal(config.listQueueTimeoutMs, 1000);
+    assert.equal(config.webhookAllowPrivate, true);
     assert.equal(config.webhookCaFile, undefined);
     assert.equal(config.tls, undefined);
     assert.equal(config.adminTokenGenerated, true);
@@ -106,11 +147,16 @@ describe('loadConfig explicit values', () => {
       DATABASE_URL: 'postgresql://localhost/pix',
       DATABASE_POOL_SIZE: '40',
       DATABASE_QUEUE_TIMEOUT_MS: '250',
+      DATABASE_LIST_POOL_SIZE: '6',
+      DATABASE_LIST_STATEMENT_TIMEOUT_MS: '5000',
+      LIST_CONCURRENCY_PER_ACCOUNT: '3',
+      LIST_QUEUE_TIMEOUT_MS: '0',
       REDIS_URL: 'rediss://cache.internal:6380',
       PIX_MODE: 'sandbox',
       ADMIN_TOKEN: 'admin-token-admin-token',
       PSP_ISPB: '12345678',
       WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_ALLOWED_PORTS: '8443',
       WEBHOOK_CA_FILE: EXISTING_FILE,
       SETTLEMENT_DELAY_MS: '0',
       TRUSTED_PROXIES: ' 10.0.0.1 , fd00::1 ,',
@@ -124,9 +170,14 @@ describe('loadConfig explicit values', () => {
     assert.equal(config.databaseUrl, 'postgresql://localhost/pix');
     assert.equal(config.databasePoolSize, 40);
     assert.equal(config.databaseQueueTimeoutMs, 250);
+    assert.equal(config.databaseListPoolSize, 6);
+    assert.equal(config.databaseListStatementTimeoutMs, 5000);
+    assert.equal(config.listConcurrencyPerAccount, 3);
+    assert.equal(config.listQueueTimeoutMs, 0);
     assert.equal(config.redisUrl, 'rediss://cache.internal:6380');
     assert.equal(config.pspIspb, '12345678');
     assert.equal(config.webhookAllowPrivate, true);
+    assert.deepEqual(config.webhookAllowedPorts, [443, 8443]);
     assert.equal(config.webhookCaFile, EXISTING_FILE);
     assert.equal(config.settlementDelayMs, 0);
     assert.deepEqual(config.trustedProxies, ['10.0.0.1', 'fd00::1']);
@@ -188,6 +239,10 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
     ['TRUSTED_PROXIES with a CIDR', { TRUSTED_PROXIES: '127.0.0.1,10.0.0.0/8' }, 'TRUSTED_PROXIES'],
     ['WEBHOOK_ALLOW_PRIVATE=maybe', { WEBHOOK_ALLOW_PRIVATE: 'maybe' }, 'WEBHOOK_ALLOW_PRIVATE'],
     ['WEBHOOK_ALLOW_PRIVATE=yes', { WEBHOOK_ALLOW_PRIVATE: 'yes' }, 'WEBHOOK_ALLOW_PRIVATE'],
+    ['WEBHOOK_ALLOWED_PORTS=0', { WEBHOOK_ALLOWED_PORTS: '0' }, 'WEBHOOK_ALLOWED_PORTS'],
+    ['WEBHOOK_ALLOWED_PORTS=65536', { WEBHOOK_ALLOWED_PORTS: '443,65536' }, 'WEBHOOK_ALLOWED_PORTS'],
+    ['WEBHOOK_ALLOWED_PORTS with a range', { WEBHOOK_ALLOWED_PORTS: '8000-9000' }, 'WEBHOOK_ALLOWED_PORTS'],
+    ['WEBHOOK_ALLOWED_PORTS=https', { WEBHOOK_ALLOWED_PORTS: 'https' }, 'WEBHOOK_ALLOWED_PORTS'],
     ['SETTLEMENT_DELAY_MS=-1', { SETTLEMENT_DELAY_MS: '-1' }, 'SETTLEMENT_DELAY_MS'],
     ['SETTLEMENT_DELAY_MS=1.5', { SETTLEMENT_DELAY_MS: '1.5' }, 'SETTLEMENT_DELAY_MS'],
     ['SETTLEMENT_DELAY_MS over a day', { SETTLEMENT_DELAY_MS: '86400001' }, 'SETTLEMENT_DELAY_MS'],
@@ -196,6 +251,10 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
     ['DATABASE_POOL_SIZE=ten', { DATABASE_POOL_SIZE: 'ten' }, 'DATABASE_POOL_SIZE'],
     ['DATABASE_QUEUE_TIMEOUT_MS=0 (a request would never wait)', { DATABASE_QUEUE_TIMEOUT_MS: '0' }, 'DATABASE_QUEUE_TIMEOUT_MS'],
     ['DATABASE_QUEUE_TIMEOUT_MS over ten minutes', { DATABASE_QUEUE_TIMEOUT_MS: '600001' }, 'DATABASE_QUEUE_TIMEOUT_MS'],
+    ['DATABASE_LIST_POOL_SIZE=0', { DATABASE_LIST_POOL_SIZE: '0' }, 'DATABASE_LIST_POOL_SIZE'],
+    ['DATABASE_LIST_STATEMENT_TIMEOUT_MS=0 (no limit at all)', { DATABASE_LIST_STATEMENT_TIMEOUT_MS: '0' }, 'DATABASE_LIST_STATEMENT_TIMEOUT_MS'],
+    ['LIST_CONCURRENCY_PER_ACCOUNT=0', { LIST_CONCURRENCY_PER_ACCOUNT: '0' }, 'LIST_CONCURRENCY_PER_ACCOUNT'],
+    ['LIST_QUEUE_TIMEOUT_MS over a minute', { LIST_QUEUE_TIMEOUT_MS: '60001' }, 'LIST_QUEUE_TIMEOUT_MS'],
     ['HOST=example.com', { HOST: 'example.com' }, 'HOST'],
     ['ADMIN_TOKEN too short', { ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
     ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: EXISTING_FILE }, 'TLS_KEY_FILE'],
@@ -206,7 +265,20 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
     ['TLS_CLIENT_CA_FILE without TLS', { TLS_CLIENT_CA_FILE: EXISTING_FILE }, 'TLS_CLIENT_CA_FILE'],
     ['TLS_CLIENT_CA_FILE missing', { TLS_CERT_FILE: EXISTING_FILE, TLS_KEY_FILE: EXISTING_FILE, TLS_CLIENT_CA_FILE: MISSING_FILE }, 'TLS_CLIENT_CA_FILE'],
     ['WEBHOOK_CA_FILE missing', { WEBHOOK_CA_FILE: MISSING_FILE }, 'WEBHOOK_CA_FILE'],
+    ['DIRECTORY_CPF_TOKENS=0 (no look-up could ever pay)', { DIRECTORY_CPF_TOKENS: '0' }, 'DIRECTORY_CPF_TOKENS'],
+    ['DIRECTORY_CNPJ_TOKENS over a million', { DIRECTORY_CNPJ_TOKENS: '1000001' }, 'DIRECTORY_CNPJ_TOKENS'],
+    ['DIRECTORY_CPF_REFILL_PER_MINUTE=0 (a bucket that never refills)', { DIRECTORY_CPF_REFILL_PER_MINUTE: '0' }, 'DIRECTORY_CPF_REFILL_PER_MINUTE'],
+    ['DIRECTORY_CNPJ_REFILL_PER_MINUTE=0.5', { DIRECTORY_CNPJ_REFILL_PER_MINUTE: '0.5' }, 'DIRECTORY_CNPJ_REFILL_PER_MINUTE'],
+    ['DIRECTORY_LOOKUP_COST=0 (look-ups would be free)', { DIRECTORY_LOOKUP_COST: '0' }, 'DIRECTORY_LOOKUP_COST'],
+    ['DIRECTORY_LOOKUP_COST above a bucket', { DIRECTORY_CPF_TOKENS: '5', DIRECTORY_LOOKUP_COST: '6' }, 'DIRECTORY_LOOKUP_COST'],
+    ['DIRECTORY_MISS_COST below a look-up', { DIRECTORY_LOOKUP_COST: '3', DIRECTORY_MISS_COST: '2' }, 'DIRECTORY_MISS_COST'],
     ['WEBHOOK_CA_FILE under a file', { WEBHOOK_CA_FILE: join(EXISTING_FILE, 'ca.pem') }, 'WEBHOOK_CA_FILE'],
+    ['ADMIN_PORT=admin', { ADMIN_PORT: 'admin' }, 'ADMIN_PORT'],
+    ['ADMIN_PORT=70000', { ADMIN_PORT: '70000' }, 'ADMIN_PORT'],
+    ['ADMIN_PORT equal to PORT', { PORT: '9000', ADMIN_PORT: '9000' }, 'ADMIN_PORT'],
+    ['ADMIN_PORT the default PORT', { ADMIN_PORT: '8080' }, 'ADMIN_PORT'],
+    ['ADMIN_HOST without ADMIN_PORT in the sandbox', { ADMIN_HOST: '127.0.0.1' }, 'ADMIN_HOST'],
+    ['ADMIN_HOST=example.com', { ADMIN_PORT: '9001', ADMIN_HOST: 'example.com' }, 'ADMIN_HOST'],
   ];
   for (const [name, env, variable] of cases) {
     test(name, () => void configError(env, variable));
@@ -236,6 +308,29 @@ describe('loadConfig in production', () => {
 
   test('HOST can still be set explicitly', () => {
     assert.equal(loadConfig({ ...PRODUCTION, HOST: '10.1.2.3' }).host, '10.1.2.3');
+  });
+
+  test('the operator API is on its own listener, 127.0.0.1:8081 unless ADMIN_PORT and ADMIN_HOST say otherwise', () => {
+    assert.deepEqual(loadConfig(PRODUCTION).admin, { port: 8081, host: '127.0.0.1' });
+    assert.deepEqual(loadConfig({ ...PRODUCTION, ADMIN_PORT: '9443', ADMIN_HOST: '10.0.0.5' }).admin, { port: 9443, host: '10.0.0.5' });
+    assert.deepEqual(loadConfig({ ...PRODUCTION, ADMIN_HOST: '::1' }).admin, { port: 8081, host: '::1' });
+    // Whatever PORT is: a PORT of 8081 asks for another ADMIN_PORT.
+    configError({ ...PRODUCTION, PORT: '8081' }, 'ADMIN_PORT');
+  });
+});
+
+describe('loadConfig: the operator listener in the sandbox', () => {
+  test('without ADMIN_PORT, /admin/* is on the main listener', () => {
+    assert.equal(loadConfig({}).admin, undefined);
+    assert.equal(loadConfig({ ADMIN_PORT: '' }).admin, undefined);
+  });
+
+  test('with ADMIN_PORT, a listener of its own, on 127.0.0.1 unless ADMIN_HOST says otherwise', () => {
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '9000' }).admin, { port: 9000, host: '127.0.0.1' });
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '9000', ADMIN_HOST: '0.0.0.0' }).admin, { port: 9000, host: '0.0.0.0' });
+    // Port 0 (a free port the system picks) may be asked for both.
+    assert.deepEqual(loadConfig({ PORT: '0', ADMIN_PORT: '0' }).admin, { port: 0, host: '127.0.0.1' });
+    assert.ok(Object.isFrozen(loadConfig({ ADMIN_PORT: '9000' }).admin));
   });
 });
 

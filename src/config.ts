@@ -6,11 +6,24 @@ import { randomToken } from './lib/ids.ts';
 export interface Config {
   readonly port: number;
   readonly host: string;
+  /**
+   * The operator listener (/admin/*, and /metrics to come), apart from the public one; undefined
+   * puts them on the main listener (the sandbox's default). Production always has one.
+   */
+  readonly admin: { readonly port: number; readonly host: string } | undefined;
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections of the API in each process (the worker has a few of its own). */
   readonly databasePoolSize: number;
   /** How long a request may wait for one of them before it is answered 503. */
   readonly databaseQueueTimeoutMs: number;
+  /** PostgreSQL connections of the account lists in each process, apart from the others. */
+  readonly databaseListPoolSize: number;
+  /** A list statement running longer is cancelled (503 LIST_TIMEOUT). */
+  readonly databaseListStatementTimeoutMs: number;
+  /** Lists of one account running at once in each process. */
+  readonly listConcurrencyPerAccount: number;
+  /** How long a list beyond them waits before it is answered 429. */
+  readonly listQueueTimeoutMs: number;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
   readonly mode: 'sandbox' | 'production';
@@ -18,11 +31,37 @@ export interface Config {
   /** True when ADMIN_TOKEN was generated at start (sandbox), so it is printed. */
   readonly adminTokenGenerated: boolean;
   readonly pspIspb: string;
+  /** Webhook destinations on private and loopback addresses (default: true in sandbox mode). */
   readonly webhookAllowPrivate: boolean;
+  /** Ports besides 443 that webhook destinations may use. */
+  readonly webhookAllowedPorts: readonly number[];
   readonly webhookCaFile: string | undefined;
   readonly settlementDelayMs: number;
   readonly trustedProxies: readonly string[];
   readonly tls: { readonly certFile: string; readonly keyFile: string; readonly clientCaFile: string | undefined } | undefined;
+  /**
+   * KEY_ENCRYPTION_KEY (32 bytes), which seals private signing keys at rest. Unset only in
+   * sandbox mode, where it is generated under DATA_DIR when first needed (key-encryption.ts).
+   */
+  readonly keyEncryptionKey: Buffer | undefined;
+  /** Directory look-ups on an account's behalf: its token bucket and what a look-up costs. */
+  readonly directoryLimits: DirectoryLimits;
+}
+
+export interface DirectoryBucket {
+  readonly capacity: number;
+  readonly refillPerMinute: number;
+}
+
+export interface DirectoryLimits {
+  /** Natural persons (CPF holders). */
+  readonly cpf: DirectoryBucket;
+  /** Legal entities (CNPJ holders). */
+  readonly cnpj: DirectoryBucket;
+  /** Tokens a look-up takes first. */
+  readonly lookupCost: number;
+  /** Tokens in all of a look-up whose key is not in the directory, or whose owner is not the creditorDocument given. */
+  readonly missCost: number;
 }
 
 export class ConfigError extends Error {
@@ -84,6 +123,40 @@ function file(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** The default operator port in production: loopback only, so the operator API is never public by accident. */
+export const DEFAULT_ADMIN_PORT = 8081;
+
+function address(env: Env, name: string, fallback: string): string {
+  const host = env[name] || fallback;
+  if (!isIP(host) && host !== 'localhost') fail(name, `must be an IP address or localhost (got ${quote(host)})`);
+  return host;
+}
+
+function adminListener(env: Env, production: boolean, port: number): Config['admin'] {
+  const given = env.ADMIN_PORT !== undefined && env.ADMIN_PORT !== '';
+  if (!given && !production) {
+    if (env.ADMIN_HOST) fail('ADMIN_HOST', 'needs ADMIN_PORT (without it, /admin/* is on the main listener)');
+    return undefined;
+  }
+  const adminPort = integer(env, 'ADMIN_PORT', DEFAULT_ADMIN_PORT, 0, 65535);
+  // Port 0 asks the system for a free port: two of them never clash.
+  if (adminPort !== 0 && adminPort === port) fail('ADMIN_PORT', `must differ from PORT (both ${port})`);
+  return Object.freeze({ port: adminPort, host: address(env, 'ADMIN_HOST', '127.0.0.1') });
+}
+
+/** WEBHOOK_ALLOWED_PORTS: comma-separated ports; 443 is always allowed. */
+function ports(env: Env): number[] {
+  const raw = env.WEBHOOK_ALLOWED_PORTS ?? '';
+  const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length > 64) fail('WEBHOOK_ALLOWED_PORTS', `must list at most 64 ports (got ${list.length})`);
+  for (const port of list) {
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) {
+      fail('WEBHOOK_ALLOWED_PORTS', `must be a comma-separated list of ports from 1 to 65535 (got ${quote(port)})`);
+    }
+  }
+  return [...new Set([443, ...list.map(Number)])];
+}
+
 function proxies(env: Env): string[] {
   const raw = env.TRUSTED_PROXIES ?? '127.0.0.1,::1';
   const list = raw.split(',').map((s) => s.trim()).filter(Boolean);
@@ -91,6 +164,37 @@ function proxies(env: Env): string[] {
     if (!isIP(address)) fail('TRUSTED_PROXIES', `must be a comma-separated list of IP addresses (got ${quote(address)})`);
   }
   return list;
+}
+
+const KEY_ENCRYPTION_KEY_BYTES = 32;
+
+/** 32 bytes in base64 (standard or URL-safe alphabet, padding optional). */
+function keyEncryptionKey(env: Env, production: boolean): Buffer | undefined {
+  const raw = env.KEY_ENCRYPTION_KEY?.trim();
+  const hint = '32 bytes in base64, e.g. from `openssl rand -base64 32`';
+  if (!raw) {
+    if (production) fail('KEY_ENCRYPTION_KEY', `is required when PIX_MODE=production (${hint})`);
+    return undefined;
+  }
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) fail('KEY_ENCRYPTION_KEY', `must be ${hint}; it is not base64`);
+  const key = Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64');
+  if (key.length !== KEY_ENCRYPTION_KEY_BYTES) fail('KEY_ENCRYPTION_KEY', `must be ${hint} (got ${key.length} bytes)`);
+  return key;
+}
+
+/** BCB's DICT anti-scan policy by default: 100 tokens and 2 a minute for natural persons, 1,000 and 20 for legal entities. */
+function directoryLimits(env: Env): DirectoryLimits {
+  const MAX = 1_000_000;
+  const bucket = (holder: 'CPF' | 'CNPJ', capacity: number, refillPerMinute: number) =>
+    Object.freeze({
+      capacity: integer(env, `DIRECTORY_${holder}_TOKENS`, capacity, 1, MAX),
+      refillPerMinute: integer(env, `DIRECTORY_${holder}_REFILL_PER_MINUTE`, refillPerMinute, 1, MAX),
+    });
+  const cpf = bucket('CPF', 100, 2);
+  const cnpj = bucket('CNPJ', 1000, 20);
+  const lookupCost = integer(env, 'DIRECTORY_LOOKUP_COST', 1, 1, Math.min(cpf.capacity, cnpj.capacity));
+  const missCost = integer(env, 'DIRECTORY_MISS_COST', 20, lookupCost, MAX);
+  return Object.freeze({ cpf, cnpj, lookupCost, missCost });
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -108,8 +212,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const ispb = env.PSP_ISPB ?? '99999999';
   if (!/^\d{8}$/.test(ispb)) fail('PSP_ISPB', `must be 8 digits (got ${quote(ispb)})`);
-  const host = env.HOST || (production ? '0.0.0.0' : '127.0.0.1');
-  if (!isIP(host) && host !== 'localhost') fail('HOST', `must be an IP address or localhost (got ${quote(host)})`);
+  const host = address(env, 'HOST', production ? '0.0.0.0' : '127.0.0.1');
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const admin = adminListener(env, production, port);
   const certFile = file(env, 'TLS_CERT_FILE');
   const keyFile = file(env, 'TLS_KEY_FILE');
   if (Boolean(certFile) !== Boolean(keyFile)) fail(certFile ? 'TLS_KEY_FILE' : 'TLS_CERT_FILE', 'must be set together with the other TLS file');
@@ -117,21 +222,29 @@ export function loadConfig(env: Env = process.env): Config {
   if (clientCaFile && !certFile) fail('TLS_CLIENT_CA_FILE', 'needs TLS_CERT_FILE and TLS_KEY_FILE');
 
   return Object.freeze({
-    port: integer(env, 'PORT', 8080, 0, 65535),
+    port,
     host,
+    admin,
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseQueueTimeoutMs: integer(env, 'DATABASE_QUEUE_TIMEOUT_MS', 1000, 1, 600_000),
+    databaseListPoolSize: integer(env, 'DATABASE_LIST_POOL_SIZE', 4, 1, 1000),
+    databaseListStatementTimeoutMs: integer(env, 'DATABASE_LIST_STATEMENT_TIMEOUT_MS', 2000, 1, 600_000),
+    listConcurrencyPerAccount: integer(env, 'LIST_CONCURRENCY_PER_ACCOUNT', 1, 1, 1000),
+    listQueueTimeoutMs: integer(env, 'LIST_QUEUE_TIMEOUT_MS', 1000, 0, 60_000),
     dataDir: env.DATA_DIR || './data',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     mode,
     adminToken: adminTokenRaw || randomToken(24),
     adminTokenGenerated: !adminTokenRaw,
     pspIspb: ispb,
-    webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
+    webhookAllowedPorts: Object.freeze(ports(env)),
     webhookCaFile: file(env, 'WEBHOOK_CA_FILE'),
     settlementDelayMs: integer(env, 'SETTLEMENT_DELAY_MS', 1000, 0, 86_400_000),
     trustedProxies: Object.freeze(proxies(env)),
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,
+    keyEncryptionKey: keyEncryptionKey(env, production),
+    directoryLimits: directoryLimits(env),
   });
 }

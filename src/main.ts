@@ -1,17 +1,23 @@
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from './app.ts';
-import { runOperatorCommand, OPERATOR_USAGE, UsageError } from './cli.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase, DatabaseInUse, type Database } from './db/client.ts';
-import { migrate } from './db/migrate.ts';
-import { AppError } from './http/errors.ts';
+import { pino } from 'pino';
+import { buildListeners, checkTlsFiles, type Listeners } from './app.ts';
+import { banner } from './banner.ts';
+import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
+import { loadConfig, type Config } from './config.ts';
+import { describeConnectionFailure, describePostgres, postgresTarget } from './db/connection.ts';
+import { openDatabase, type Database } from './db/client.ts';
+import { databaseIdentity, migrate } from './db/migrate.ts';
+import { failureLine, exitIfStillRunning } from './failure.ts';
+import { listenFailure, Resources, StartFailure } from './lifecycle.ts';
 import { systemClock } from './lib/clock.ts';
-import { DEMO_OPENING_CENTAVOS, ensureDemoAccount, type DemoCredentials } from './modules/admin/demo.ts';
-import { formatCentavos } from './lib/money.ts';
 import { loggerOptions } from './http/logging.ts';
+import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
+import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { Worker, type WorkerOptions } from './worker/worker.ts';
-import { pino } from 'pino';
+
+type Log = WorkerOptions['log'];
 
 const USAGE = `Usage: pix-api <command>
   serve            start the API and the settlement worker (default; migrations run first)
@@ -19,49 +25,47 @@ const USAGE = `Usage: pix-api <command>
   migrate          apply database migrations and exit
 ${OPERATOR_USAGE}`;
 
-async function open(config: Config): Promise<Database> {
+/** Opens the database, applies pending migrations, and registers its closing with `taken`. */
+async function open(config: Config, taken: Resources): Promise<Database> {
   const database = await openDatabase({
     url: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
     queueTimeoutMs: config.databaseQueueTimeoutMs,
+    lists: { poolSize: config.databaseListPoolSize, statementTimeoutMs: config.databaseListStatementTimeoutMs },
   });
-  await migrate(database.db);
+  taken.add('database', () => database.close());
+  await reachable(config, () => migrate(database.db));
   return database;
+}
+
+/** Runs the first work on a PostgreSQL database, naming DATABASE_URL when it cannot be reached. */
+async function reachable<T>(config: Config, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const line = config.databaseUrl ? describeConnectionFailure(error, config.databaseUrl) : undefined;
+    throw line ? new StartFailure(line, { cause: error }) : error;
+  }
 }
 
 /**
  * The worker's connections: its rounds (settlement, deliveries, housekeeping, maintenance) run
  * a query or two at a time and must neither wait behind the API's requests when those pile up
  * nor be refused when they wait too long. The embedded database is one session: shared.
+ * Why, and what was measured: docs/decisions/0020-limits-on-the-database-wait.md.
  */
 const WORKER_POOL_SIZE = 5;
-async function openForWorker(config: Config, api: Database | null): Promise<Database> {
-  if (api && api.kind === 'pglite') return { ...api, close: async () => undefined };
+async function openForWorker(config: Config, api: Database | null, taken: Resources): Promise<Database> {
+  if (api && api.kind === 'pglite') return api;
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: WORKER_POOL_SIZE, applicationName: 'pix-api-worker' });
-  if (!api) await migrate(database.db);
+  taken.add('worker database', () => database.close());
+  if (!api) await reachable(config, () => migrate(database.db));
   return database;
 }
 
-function banner(config: Config, address: string, demo: { created: boolean; demo: DemoCredentials } | null): string {
-  const lines = [`Pix API (${config.mode}) listening on ${address}   docs: ${address}/docs`];
-  lines.push(config.databaseUrl ? 'Database: PostgreSQL (DATABASE_URL)' : `Database: embedded PGlite in ${config.dataDir}/pgdata (sandbox only: it never fsyncs)`);
-  if (config.adminTokenGenerated) lines.push(`ADMIN_TOKEN for /admin/* and /sandbox/* (this run only): ${config.adminToken}`);
-  if (demo) {
-    const d = demo.demo;
-    lines.push(
-      `Demo account ${d.accountId} (branch ${d.branch}, account ${d.accountNumber}, opened with R$ ${formatCentavos(DEMO_OPENING_CENTAVOS)}), Pix keys: ${d.pixKeys.map((k) => k.key).join(', ')}`,
-      `  clientId:     ${d.clientId}`,
-      demo.created ? `  clientSecret: ${d.clientSecret}` : `  clientSecret: in ${config.dataDir}/demo/credentials.json`,
-      `  certificate:  ${d.certificateFile} (key ${d.privateKeyFile}; URL-encoded for X-SSL-Client-Cert: ${d.urlEncodedCertificateFile})`,
-      `  token:        curl -s -X POST ${address}/api/auth/token -H 'content-type: application/json' \\`,
-      `                  -H "x-ssl-client-cert: $(cat ${d.urlEncodedCertificateFile})" -d @${d.tokenRequestFile}`,
-    );
-  }
-  return lines.join('\n');
-}
-
-function startWorker(config: Config, database: Database, log: WorkerOptions['log']): Worker {
+/** The worker, made but not started: nothing runs in the background before the listeners are bound. */
+function createWorker(config: Config, database: Database, log: Log, taken: Resources): Worker {
   const worker = new Worker({
     db: database.db,
     clock: systemClock,
@@ -70,59 +74,96 @@ function startWorker(config: Config, database: Database, log: WorkerOptions['log
     log,
     listenUrl: config.databaseUrl,
     maintenance: { kind: database.kind },
-    webhookSender: new WebhookSender({ allowPrivate: config.webhookAllowPrivate, caFile: config.webhookCaFile }),
+    webhookSender: new WebhookSender({ policy: destinationPolicy(config), caFile: config.webhookCaFile }),
   });
-  worker.start();
+  taken.add('worker', () => worker.stop());
   return worker;
 }
 
-async function serve(config: Config): Promise<void> {
-  const database = await open(config);
-  const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, config.dataDir, config.pspIspb) : null;
-  const worker: { current?: Worker } = {};
-  const app = await buildApp({
-    config,
-    db: database.db,
-    clock: systemClock,
-    logLevel: process.env.LOG_LEVEL ?? 'info',
-    wakeWorker: () => worker.current?.wake(),
-  });
-  const workerDatabase = await openForWorker(config, database);
-  worker.current = startWorker(config, workerDatabase, app.log);
-  const address = await app.listen({ port: config.port, host: config.host });
-  process.stdout.write(`${banner(config, address, demo)}\n`);
-  installShutdown(app, [database, workerDatabase], worker.current);
+async function bind(app: FastifyInstance, port: number, host: string, names: { portVariable: string; hostVariable: string }): Promise<string> {
+  try {
+    return await app.listen({ port, host });
+  } catch (error) {
+    throw listenFailure(error, { port, host, ...names });
+  }
 }
 
-async function workerOnly(config: Config): Promise<void> {
-  const database = await openForWorker(config, null);
+/** Binds the public listener, then the operator one when it is apart; resolves with their addresses. */
+async function bindListeners(config: Config, listeners: Listeners): Promise<{ main: string; admin: string | undefined }> {
+  const main = await bind(listeners.main, config.port, config.host, { portVariable: 'PORT', hostVariable: 'HOST' });
+  if (!config.admin || listeners.admin === listeners.main) return { main, admin: undefined };
+  const admin = await bind(listeners.admin, config.admin.port, config.admin.host, { portVariable: 'ADMIN_PORT', hostVariable: 'ADMIN_HOST' });
+  return { main, admin };
+}
+
+/** The database as the banner and the demo files name it. */
+function demoDatabase(config: Config): DemoOptions['database'] {
+  if (!config.databaseUrl) return { kind: 'embedded', description: `the embedded database in ${join(config.dataDir, 'pgdata')}` };
+  return { kind: 'postgres', description: describePostgres(config.databaseUrl), name: postgresTarget(config.databaseUrl).database };
+}
+
+/**
+ * The service: the database, the listeners bound, the demo account (sandbox), then the worker.
+ * Whatever fails releases everything taken before it, in reverse.
+ */
+async function serve(config: Config, taken: Resources): Promise<Log> {
+  checkTlsFiles(config);
+  const database = await open(config, taken);
+  const workerDatabase = await openForWorker(config, database, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
-  const worker = startWorker(config, database, log);
-  log.info('settlement worker started');
-  installShutdown(null, [database], worker, log);
+  const worker = createWorker(config, workerDatabase, log, taken);
+  const listeners = await buildListeners({ config, db: database.db, listDb: database.lists, clock: systemClock, logLevel: process.env.LOG_LEVEL ?? 'info', wakeWorker: worker.wake });
+  taken.add('listeners', () => listeners.close());
+  const addresses = await bindListeners(config, listeners);
+  const described = demoDatabase(config);
+  const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, { dataDir: config.dataDir, ispb: config.pspIspb, database: described }) : null;
+  worker.start();
+  const identity = await databaseIdentity(database.db);
+  process.stdout.write(`${banner({ config, addresses, database: `${described.description}, id ${identity.id}`, demo })}\n`);
+  return log;
 }
 
-function installShutdown(app: FastifyInstance | null, databases: Database[], worker: Worker, log: WorkerOptions['log'] = app!.log): void {
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones, releasing claims');
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
-    (app ? app.close() : Promise.resolve())
-      .then(() => worker.stop())
-      .then(() => Promise.all(databases.map((d) => d.close())))
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          log.error({ err: error }, 'error during shutdown');
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+async function workerOnly(config: Config, taken: Resources): Promise<Log> {
+  const database = await openForWorker(config, null, taken);
+  const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
+  const worker = createWorker(config, database, log, taken);
+  worker.start();
+  log.info('settlement worker started');
+  return log;
+}
+
+/**
+ * The first SIGTERM or SIGINT. Listened for from the very start: a signal that comes while the
+ * service starts (or just as its banner is printed) stops it once started, instead of killing it
+ * with the embedded database locked. A second signal kills at once.
+ */
+function stopSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+}
+
+/** The listeners stop taking requests and finish theirs, the worker releases its claims, the databases close. */
+async function shutdown(taken: Resources, log: Log, signal: string): Promise<never> {
+  log.info({ signal }, 'shutting down: no new requests, finishing in-flight ones, releasing claims');
+  setTimeout(() => process.exit(1), 15_000).unref();
+  const failures = await taken.release();
+  for (const failure of failures) log.error({ err: failure }, 'error during shutdown');
+  process.exit(failures.length > 0 ? 1 : 0);
+}
+
+/** A command that runs and ends: migrations, an operator command. */
+async function once(config: Config, args: string[], taken: Resources): Promise<void> {
+  const database = await open(config, taken);
+  const output = args[0] === 'migrate' ? 'migrations applied' : await runOperatorCommand(database.db, config, args);
+  await releaseAll(taken);
+  process.stdout.write(`${output}\n`);
+}
+
+async function releaseAll(taken: Resources): Promise<void> {
+  const failures = await taken.release();
+  if (failures.length > 0) throw failures[0];
 }
 
 async function main(argv: string[]): Promise<void> {
@@ -132,25 +173,23 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const config = loadConfig();
-  if (command === 'serve') return serve(config);
-  if (command === 'worker') return workerOnly(config);
-  const database = await open(config);
+  const taken = new Resources();
+  const signal = command === 'serve' || command === 'worker' ? stopSignal() : undefined;
+  let log: Log | undefined;
   try {
-    if (command === 'migrate') {
-      process.stdout.write('migrations applied\n');
-      return;
-    }
-    process.stdout.write(`${await runOperatorCommand(database.db, config, [command, ...rest])}\n`);
-  } finally {
-    await database.close();
+    if (command === 'serve') log = await serve(config, taken);
+    else if (command === 'worker') log = await workerOnly(config, taken);
+    else await once(config, [command, ...rest], taken);
+  } catch (error) {
+    // What the start took is given back before the line is printed: the next start finds nothing held.
+    await taken.release();
+    throw error;
   }
+  if (signal && log) await shutdown(taken, log, await signal);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) process.stderr.write(`Invalid configuration: ${error.message}\n`);
-  else if (error instanceof UsageError || error instanceof DatabaseInUse) process.stderr.write(`${error.message}\n`);
-  else if (error instanceof AppError) process.stderr.write(`Error ${error.statusCode}: ${error.message}\n`);
-  else if ((error as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
-  else process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.stderr.write(`${failureLine(error, USAGE)}\n`);
   process.exitCode = 1;
+  exitIfStillRunning();
 });

@@ -13,6 +13,8 @@ import { ManualClock } from '../src/lib/clock.ts';
  * the PostgreSQL server of TEST_DATABASE_URL when set), migrated, and the app built on it.
  */
 export const TEST_ADMIN_TOKEN = 'test-admin-token-0123456789';
+/** Seals the signing keys of test databases: set, so that no test writes a generated one into ./data. */
+export const TEST_KEY_ENCRYPTION_KEY = Buffer.alloc(32, 7).toString('base64');
 export const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 
 export interface TestDatabase {
@@ -42,7 +44,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.query(`create database ${name}`);
   await admin.end();
   const url = withDatabase(serverUrl, name);
-  const database = await openDatabase({ url, poolSize: 20 });
+  // The list connections as the service opens them (their pool and statement time limit).
+  const defaults = testConfig();
+  const database = await openDatabase({
+    url,
+    poolSize: 20,
+    lists: { poolSize: defaults.databaseListPoolSize, statementTimeoutMs: defaults.databaseListStatementTimeoutMs },
+  });
   await migrate(database.db);
   return {
     database,
@@ -74,10 +82,16 @@ export interface TestAppOptions {
   captureLogs?: boolean;
   clock?: ManualClock;
   secretCheckLimits?: AppDeps['secretCheckLimits'];
+  /**
+   * Wrong admin tokens a minute per address. Many test files send them on purpose, all from
+   * 127.0.0.1 on a clock that does not move, to check that every operator route refuses them:
+   * by default the limit does not get in their way (its own tests set it).
+   */
+  adminFailuresPerMinute?: number;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN, PIX_MODE: 'sandbox', SETTLEMENT_DELAY_MS: '0', ...env });
+  return loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN, PIX_MODE: 'sandbox', SETTLEMENT_DELAY_MS: '0', KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY, ...env });
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
@@ -94,10 +108,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const app = await buildApp({
     config,
     db: testDb.db,
+    listDb: testDb.database.lists,
     clock,
     logLevel: options.captureLogs ? 'info' : false,
     ...(options.captureLogs ? { logStream } : {}),
     ...(options.secretCheckLimits ? { secretCheckLimits: options.secretCheckLimits } : {}),
+    adminFailuresPerMinute: options.adminFailuresPerMinute ?? 1_000_000,
   });
   return {
     app,

@@ -4,14 +4,9 @@ import { BODY_LIMIT_BYTES } from '../src/app.ts';
 import { isDatabaseUnavailable } from '../src/http/errors.ts';
 import { createClient, type TestClient } from './factories.ts';
 import { startTestApp, type TestApp } from './harness.ts';
+import { assertErrorShape } from './assertions.ts';
 
-const isErrorBody = (body: unknown, status: number) => {
-  assert.deepEqual(Object.keys(body as object).sort(), ['error', 'message', 'statusCode']);
-  const b = body as { statusCode: number; message: string; error: string };
-  assert.equal(b.statusCode, status);
-  assert.ok(b.message.length > 0);
-  return b;
-};
+const isErrorBody = (body: unknown, status: number) => assertErrorShape(body, status);
 
 describe('HTTP plumbing', () => {
   let t: TestApp;

@@ -23,7 +23,8 @@ describe('a busy connection pool', { skip: !onPostgres && 'PGlite is one session
   before(async () => {
     testDb = await createTestDatabase();
     small = await openDatabase({ url: testDb.url, poolSize: 1, queueTimeoutMs: 300 });
-    app = await buildApp({ config: testConfig(), db: small.db, clock: new ManualClock(new Date()), logLevel: false });
+    // Two directory look-ups a client: a transfer refused for a busy pool must not spend one.
+    app = await buildApp({ config: testConfig({ DIRECTORY_CPF_TOKENS: '2' }), db: small.db, clock: new ManualClock(new Date()), logLevel: false });
     client = await createClient({ app, db: small.db } as TestApp);
   });
   after(async () => {
@@ -77,12 +78,16 @@ describe('a busy connection pool', { skip: !onPostgres && 'PGlite is one session
       headers: { ...client.headers, 'x-idempotency-key': randomUUID() },
       payload: { pixKey: dest.key, payment: { currency: 'BRL', amount: 12.34 } },
     };
+    // A look-up first (one of the two): the service now knows the account's bucket without a query.
+    const lookedUp = await app.inject({ method: 'GET', url: `/dict/keys/${encodeURIComponent(dest.key)}`, headers: client.headers });
+    assert.equal(lookedUp.statusCode, 200, lookedUp.body);
     const release = await holdTheConnection();
     try {
       assertError(await app.inject(request), 503);
     } finally {
       await release();
     }
+    // The refused transfer gave its look-up back: the last token pays for this one.
     const made = await app.inject(request);
     assert.equal(made.statusCode, 201, made.body);
     const replayed = await app.inject(request);

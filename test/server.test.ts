@@ -1,143 +1,282 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { openDatabase } from '../src/db/client.ts';
 import { createTestDatabase, onPostgres } from './harness.ts';
+import { TEST_REDIS_URL } from './redis.ts';
+import {
+  exitsByItself,
+  failsWithOneLine,
+  freePort,
+  holdPort,
+  killAll,
+  listenAddresses,
+  productionBanner,
+  run,
+  runTryIt,
+  sandboxBanner,
+  started,
+  stop,
+  type Proc,
+} from './processes.ts';
 
-const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
+after(killAll);
 
-interface Running {
-  child: ChildProcess;
-  address: string;
-  stdout: () => string;
-  exited: Promise<number | null>;
+const ADMIN_TOKEN = 'server-test-admin-token-0123';
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+
+async function start(env: Record<string, string>): Promise<Proc & { main: string; admin: string | undefined }> {
+  const proc = run(['serve'], env);
+  await started(proc, env.PIX_MODE === 'production' ? productionBanner : sandboxBanner);
+  return { ...proc, ...listenAddresses(proc.stdout()) };
 }
 
-function run(env: Record<string, string>, args = ['serve']) {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, exited, stdout: () => stdout, stderr: () => stderr };
-}
+const readDemo = (dir: string) => JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as { clientId: string; clientSecret: string; accountId: number };
+const demoCertificate = (dir: string) => readFileSync(join(dir, 'client.crt.urlencoded'), 'utf8');
 
-async function start(env: Record<string, string>): Promise<Running> {
-  const proc = run(env);
-  const address = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 60 s: ${proc.stdout()} ${proc.stderr()}`)), 60_000);
-    const check = () => {
-      const match = /listening on (http:\/\/[\d.:]+)/.exec(proc.stdout());
-      if (match && proc.stdout().includes('certificate:')) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      } else if (proc.child.exitCode !== null) {
-        clearTimeout(timer);
-        reject(new Error(`exited ${proc.child.exitCode}: ${proc.stderr()}`));
-      } else setTimeout(check, 50);
-    };
-    check();
-  });
-  return { child: proc.child, address, stdout: proc.stdout, exited: proc.exited };
-}
-
-async function stop(server: Running): Promise<number | null> {
-  server.child.kill('SIGTERM');
-  return server.exited;
-}
-
-async function demoToken(address: string, dataDir: string): Promise<{ status: number; token?: string }> {
-  const demo = JSON.parse(readFileSync(join(dataDir, 'demo', 'credentials.json'), 'utf8')) as { clientId: string; clientSecret: string };
+async function demoToken(address: string, dir: string): Promise<{ status: number; token?: string }> {
+  const demo = readDemo(dir);
   const res = await fetch(`${address}/api/auth/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-ssl-client-cert': readFileSync(join(dataDir, 'demo', 'client.crt.urlencoded'), 'utf8') },
+    headers: { 'content-type': 'application/json', 'x-ssl-client-cert': demoCertificate(dir) },
     body: JSON.stringify({ clientId: demo.clientId, clientSecret: demo.clientSecret }),
   });
   const body = (await res.json()) as { access_token?: string };
   return { status: res.status, ...(body.access_token ? { token: body.access_token } : {}) };
 }
 
-describe('the service process', () => {
-  const dirs: string[] = [];
-  const tempDir = () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pix-api-test-'));
-    dirs.push(dir);
-    return dir;
-  };
-  after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const createAccount = (address: string, headers: Record<string, string> = admin) =>
+  fetch(`${address}/admin/accounts`, { method: 'POST', headers, body: JSON.stringify({ name: 'Conta Operador', document: '52998224725' }) });
 
+const dirs: string[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pix-api-test-'));
+  dirs.push(dir);
+  return dir;
+}
+after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+const lockFile = (dataDir: string) => join(dataDir, 'pgdata.lock');
+
+describe('the service process', () => {
   it('starts on the embedded database, provisions the demo account, stops cleanly and keeps its data', async () => {
     const dataDir = tempDir();
+    const demoDir = join(dataDir, 'demo');
     const first = await start({ DATA_DIR: dataDir });
     assert.match(first.stdout(), /clientSecret: \S{20,}/);
     assert.match(first.stdout(), /ADMIN_TOKEN .*: \S{20,}/);
-    for (const file of ['client.crt', 'client.key', 'client.crt.urlencoded', 'credentials.json']) {
-      assert.ok(existsSync(join(dataDir, 'demo', file)), file);
+    assert.match(first.stdout(), new RegExp(`files: +${demoDir}/ `));
+    for (const file of ['client.crt', 'client.key', 'client.crt.urlencoded', 'credentials.json', 'token-request.json']) {
+      assert.ok(existsSync(join(demoDir, file)), file);
     }
-    assert.equal((await fetch(`${first.address}/health`)).status, 200);
-    assert.equal((await fetch(`${first.address}/ready`)).status, 200);
-    const { status, token } = await demoToken(first.address, dataDir);
-    assert.equal(status, 201);
-    const balance = await fetch(`${first.address}/balance`, { headers: { authorization: `Bearer ${token}` } });
-    assert.equal(balance.status, 200);
+    assert.equal((await fetch(`${first.main}/health`)).status, 200);
+    assert.equal((await fetch(`${first.main}/ready`)).status, 200);
+    // The banner's commands, pasted into a shell: a token, then the balance with token and certificate.
     // The demo account opens with R$ 1000.00, received as a PIX from the sandbox.
-    assert.equal(((await balance.json()) as { netBalance: number }).netBalance, 1000);
+    assert.equal((JSON.parse(await runTryIt(first.stdout())) as { netBalance: number }).netBalance, 1000);
 
-    // A second process must not open the same embedded database.
-    const intruder = run({ DATA_DIR: dataDir });
-    assert.equal(await intruder.exited, 1);
-    assert.match(intruder.stderr(), /in use by process/);
+    // A second process must not open the same embedded database, nor take the lock from the first.
+    const line = await failsWithOneLine(['serve'], { DATA_DIR: dataDir });
+    assert.match(line, /^the embedded database in .* is in use by process \d+: .*DATA_DIR/);
+    assert.equal(readFileSync(lockFile(dataDir), 'utf8'), String(first.child.pid));
+    assert.equal((await demoToken(first.main, demoDir)).status, 201, 'the first process still serves');
 
     assert.equal(await stop(first), 0);
+    assert.ok(!existsSync(lockFile(dataDir)), 'a clean stop releases the lock');
 
     const second = await start({ DATA_DIR: dataDir });
     assert.match(second.stdout(), /clientSecret: in .*credentials\.json/, 'the demo account is not provisioned twice');
-    const again = await demoToken(second.address, dataDir);
-    assert.equal(again.status, 201, 'the account survived the restart');
+    assert.equal((await demoToken(second.main, demoDir)).status, 201, 'the account survived the restart');
     assert.equal(await stop(second), 0);
+
+    // The signing keys of this database were sealed under the key generated in DATA_DIR (0600).
+    const keyFile = join(dataDir, 'key-encryption-key');
+    assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+    const wrongKey = await failsWithOneLine(['serve'], { DATA_DIR: dataDir, KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+    assert.match(wrongKey, /^Invalid configuration: KEY_ENCRYPTION_KEY does not open signing key [\w-]+: /);
+    assert.ok(!existsSync(lockFile(dataDir)), 'a wrong key releases the embedded database');
+    const given = run(['signing-keys', 'rotate'], { DATA_DIR: dataDir, KEY_ENCRYPTION_KEY: readFileSync(keyFile, 'utf8').trim() });
+    assert.equal(await exitsByItself(given), 0, 'the generated key, given as KEY_ENCRYPTION_KEY, opens the keys (a rotation checks it first)');
   });
 
   it('stops at start with one line naming a bad variable', async () => {
     const cases: [Record<string, string>, RegExp][] = [
-      [{ PIX_MODE: 'production' }, /^Invalid configuration: DATABASE_URL .*\n$/],
-      [{ PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none' }, /^Invalid configuration: ADMIN_TOKEN .*\n$/],
-      [{ PORT: 'eighty' }, /^Invalid configuration: PORT .*\n$/],
-      [{ SETTLEMENT_DELAY_MS: '-5' }, /^Invalid configuration: SETTLEMENT_DELAY_MS .*\n$/],
+      [{ PIX_MODE: 'production' }, /^Invalid configuration: DATABASE_URL /],
+      [{ PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none' }, /^Invalid configuration: ADMIN_TOKEN /],
+      [
+        { PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none', ADMIN_TOKEN: 'production-admin-token-123' },
+        /^Invalid configuration: KEY_ENCRYPTION_KEY is required when PIX_MODE=production /,
+      ],
+      [{ KEY_ENCRYPTION_KEY: 'c2hvcnQ=' }, /^Invalid configuration: KEY_ENCRYPTION_KEY must be 32 bytes in base64/],
+      [{ PORT: 'eighty' }, /^Invalid configuration: PORT /],
+      [{ SETTLEMENT_DELAY_MS: '-5' }, /^Invalid configuration: SETTLEMENT_DELAY_MS /],
+      [{ ADMIN_PORT: 'admin' }, /^Invalid configuration: ADMIN_PORT /],
+      [{ PORT: '8090', ADMIN_PORT: '8090' }, /^Invalid configuration: ADMIN_PORT must differ from PORT/],
+      [{ ADMIN_HOST: '127.0.0.1' }, /^Invalid configuration: ADMIN_HOST needs ADMIN_PORT/],
+      [{ TLS_CERT_FILE: import.meta.filename, TLS_KEY_FILE: import.meta.filename }, /^Invalid configuration: TLS_CERT_FILE must name a PEM certificate/],
     ];
     for (const [env, expected] of cases) {
-      const proc = run({ DATA_DIR: tempDir(), ...env });
-      assert.equal(await proc.exited, 1, JSON.stringify(env));
-      assert.match(proc.stderr(), expected);
+      assert.match(await failsWithOneLine(['serve'], { DATA_DIR: tempDir(), ...env }), expected, JSON.stringify(env));
     }
   });
 
-  it('runs in production mode on PostgreSQL without the demo account', { skip: !onPostgres && 'needs TEST_DATABASE_URL' }, async () => {
+  it('a port in use stops the start in one line and releases the embedded database, the other listener and the worker', async () => {
+    const dataDir = tempDir();
+    const held = await holdPort();
+    try {
+      const line = await failsWithOneLine(['serve'], { DATA_DIR: dataDir, PORT: String(held.port) });
+      assert.equal(line, `PORT ${held.port} is already in use on 127.0.0.1: stop the process that holds it, or set PORT to a free port`);
+      assert.ok(!existsSync(lockFile(dataDir)), 'the lock is released');
+
+      // The main listener binds, the operator one fails: the main one is closed again, and so
+      // are the Redis connections the listeners opened (up or down, they would keep it running).
+      const port = await freePort();
+      const adminLine = await failsWithOneLine(['serve'], { DATA_DIR: dataDir, PORT: String(port), ADMIN_PORT: String(held.port), REDIS_URL: TEST_REDIS_URL });
+      assert.match(adminLine, new RegExp(`^ADMIN_PORT ${held.port} is already in use on 127.0.0.1: .*set ADMIN_PORT to a free port$`));
+      assert.ok(!existsSync(lockFile(dataDir)));
+
+      // The next start, on the same directory and the same main port, succeeds.
+      const next = await start({ DATA_DIR: dataDir, PORT: String(port) });
+      assert.equal(next.main, `http://127.0.0.1:${port}`);
+      assert.match(next.stdout(), /clientSecret: \S{20,}/, 'the failed starts provisioned nothing');
+      assert.equal(await stop(next), 0);
+    } finally {
+      await held.release();
+    }
+  });
+
+  it('a failed migration stops the start in one line, keeps the database as it was, and releases it', async () => {
+    const dataDir = tempDir();
+    // A table in the way of migration 0015, made before the service ever ran there.
+    const blocked = await openDatabase({ dataDir });
+    await sql`create table database_identity (id int)`.execute(blocked.db);
+    await blocked.close();
+
+    const line = await failsWithOneLine(['serve'], { DATA_DIR: dataDir });
+    assert.match(line, /^migration 0015_database_identity failed \(relation "database_identity" already exists\); the database stays at migration \d+: .*npm run migrate$/);
+    assert.ok(!existsSync(lockFile(dataDir)));
+    assert.match(await failsWithOneLine(['migrate'], { DATA_DIR: dataDir }), /^migration 0015_database_identity failed/);
+
+    const fixed = await openDatabase({ dataDir });
+    const version = await sql<{ v: number }>`select max(version) as v from schema_migrations`.execute(fixed.db);
+    assert.ok(version.rows[0]!.v < 15, 'the migrations before it are applied, it is not');
+    await sql`drop table database_identity`.execute(fixed.db);
+    await fixed.close();
+
+    const migrated = run(['migrate'], { DATA_DIR: dataDir });
+    assert.equal(await exitsByItself(migrated), 0, migrated.stderr());
+    assert.equal(migrated.stdout(), 'migrations applied\n');
+    assert.ok(!existsSync(lockFile(dataDir)));
+  });
+
+  it('an unreachable database stops serve, worker, migrate and operator commands in one line naming DATABASE_URL', async () => {
+    const port = await freePort();
+    const env = { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/pix`, DATA_DIR: tempDir() };
+    for (const args of [['serve'], ['worker'], ['migrate'], ['accounts', 'create', '--name', 'Ana', '--document', '52998224725']]) {
+      const line = await failsWithOneLine(args, env);
+      assert.match(line, new RegExp(`^cannot reach PostgreSQL at 127\\.0\\.0\\.1:${port} \\(connect ECONNREFUSED .*\\): start PostgreSQL, or correct DATABASE_URL$`), args[0]);
+    }
+  });
+
+  it('a sandbox with ADMIN_PORT serves /admin/* there only; /sandbox/* stays on the main listener', async () => {
+    const server = await start({ DATA_DIR: tempDir(), ADMIN_TOKEN, ADMIN_PORT: '0' });
+    try {
+      assert.ok(server.admin && server.admin !== server.main, server.stdout());
+      const onMain = await createAccount(server.main);
+      assert.equal(onMain.status, 404);
+      assert.equal(((await onMain.json()) as { code: string }).code, 'ROUTE_NOT_FOUND');
+      assert.equal((await createAccount(server.admin)).status, 201);
+      assert.equal((await createAccount(server.admin, { 'content-type': 'application/json' })).status, 401);
+      assert.equal((await fetch(`${server.main}/sandbox/settle`, { method: 'POST', headers: admin, body: '{}' })).status, 200);
+      assert.equal((await fetch(`${server.admin}/sandbox/settle`, { method: 'POST', headers: admin, body: '{}' })).status, 404);
+      for (const address of [server.main, server.admin]) assert.equal((await fetch(`${address}/ready`)).status, 200, address);
+    } finally {
+      assert.equal(await stop(server), 0);
+    }
+  });
+
+  it('a sandbox without ADMIN_PORT serves /admin/* and /sandbox/* on its one listener', async () => {
+    const server = await start({ DATA_DIR: tempDir(), ADMIN_TOKEN });
+    try {
+      assert.equal(server.admin, undefined);
+      assert.doesNotMatch(server.stdout(), /Operator API/);
+      assert.equal((await createAccount(server.main)).status, 201);
+      assert.equal((await fetch(`${server.main}/sandbox/settle`, { method: 'POST', headers: admin, body: '{}' })).status, 200);
+    } finally {
+      assert.equal(await stop(server), 0);
+    }
+  });
+});
+
+describe('the service process on PostgreSQL', { skip: !onPostgres && 'needs TEST_DATABASE_URL' }, () => {
+  const serverUrl = process.env.TEST_DATABASE_URL ?? '';
+  const withDatabase = (name: string) => Object.assign(new URL(serverUrl), { pathname: `/${name}` }).toString();
+  const dropDatabase = async (name: string) => {
+    const client = new pg.Client({ connectionString: serverUrl });
+    await client.connect();
+    await client.query(`drop database if exists ${name} with (force)`);
+    await client.end();
+  };
+
+  it('runs in production mode with the operator API on its own listener only, and without the demo account', async () => {
     const db = await createTestDatabase();
     try {
       const dataDir = tempDir();
-      const proc = run({ PIX_MODE: 'production', DATABASE_URL: db.url!, ADMIN_TOKEN: 'production-admin-token-123', HOST: '127.0.0.1', DATA_DIR: dataDir });
-      const address = await new Promise<string>((resolve, reject) => {
-        const check = () => {
-          const match = /listening on (http:\/\/[\d.:]+)/.exec(proc.stdout());
-          if (match) resolve(match[1]!);
-          else if (proc.child.exitCode !== null) reject(new Error(proc.stderr()));
-          else setTimeout(check, 50);
-        };
-        check();
+      const server = await start({
+        PIX_MODE: 'production',
+        DATABASE_URL: db.url!,
+        ADMIN_TOKEN,
+        KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        HOST: '127.0.0.1',
+        ADMIN_PORT: '0',
+        DATA_DIR: dataDir,
       });
-      assert.doesNotMatch(proc.stdout(), /Demo account|ADMIN_TOKEN/);
+      assert.doesNotMatch(server.stdout(), /Demo account|ADMIN_TOKEN/);
       assert.ok(!existsSync(join(dataDir, 'demo')));
-      assert.equal((await fetch(`${address}/ready`)).status, 200);
-      proc.child.kill('SIGTERM');
-      assert.equal(await proc.exited, 0);
+      assert.ok(!existsSync(join(dataDir, 'key-encryption-key')), 'production never generates the key');
+      assert.ok(server.admin && server.admin !== server.main, server.stdout());
+      const onMain = await createAccount(server.main);
+      assert.equal(onMain.status, 404);
+      assert.equal(((await onMain.json()) as { code: string }).code, 'ROUTE_NOT_FOUND');
+      assert.equal((await createAccount(server.admin)).status, 201);
+      for (const address of [server.main, server.admin]) {
+        assert.equal((await fetch(`${address}/sandbox/settle`, { method: 'POST', headers: admin, body: '{}' })).status, 404, address);
+        assert.equal((await fetch(`${address}/ready`)).status, 200, address);
+      }
+      assert.equal(await stop(server), 0);
     } finally {
       await db.drop();
+    }
+  });
+
+  it('a database that does not exist stops the start in one line saying how to create it; created so, the next start succeeds', async () => {
+    const name = `pix_missing_${process.pid}_${Date.now()}`;
+    const url = withDatabase(name);
+    try {
+      const line = await failsWithOneLine(['serve'], { DATABASE_URL: url, DATA_DIR: tempDir() });
+      const { hostname, port, username } = new URL(serverUrl);
+      const createdb = `createdb -h ${hostname} -p ${port || 5432} -U ${username} ${name}`;
+      assert.equal(line, `database "${name}" does not exist on PostgreSQL at ${hostname}:${port || 5432}: create it (${createdb}), or set DATABASE_URL to an existing database`);
+      assert.match(await failsWithOneLine(['worker'], { DATABASE_URL: url }), /does not exist .*createdb/);
+      // The command as printed, run by a shell (where the client programs are installed).
+      await promisify(execFile)('bash', ['-c', createdb]).catch(async (error: { code?: unknown }) => {
+        if (error.code !== 127) throw error;
+        const client = new pg.Client({ connectionString: serverUrl });
+        await client.connect();
+        await client.query(`create database ${name}`);
+        await client.end();
+      });
+      const server = await start({ DATABASE_URL: url, DATA_DIR: tempDir() });
+      assert.equal(await stop(server), 0);
+    } finally {
+      await dropDatabase(name);
     }
   });
 });

@@ -9,6 +9,7 @@ import type { TLSSocket } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate-authority.ts';
+import { assertErrorShape } from './assertions.ts';
 import { createAccount, type TestAccount } from './factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from './harness.ts';
 
@@ -151,7 +152,7 @@ describe('mutual TLS terminated by the service', () => {
     it('a client without a certificate gets 400 at the token route', async () => {
       const res = await send(agent(), port, 'POST', '/api/auth/token', {}, credentials);
       assert.equal(res.status, 400);
-      assert.deepEqual(Object.keys(res.body).sort(), ['error', 'message', 'statusCode']);
+      assertErrorShape(res.body, 400);
       assert.match(res.body.message as string, /client certificate is required in the TLS handshake/);
     });
 

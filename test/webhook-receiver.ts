@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -34,7 +35,8 @@ export interface WebhookReceiver {
  * WEBHOOK_ALLOW_PRIVATE=true.
  */
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
-  const ca = await issueCertificate({ commonName: 'Test Webhook CA', isCa: true });
+  // A name of its own: two receivers' CAs trusted together (one CA file) must not be taken for each other.
+  const ca = await issueCertificate({ commonName: `Test Webhook CA ${randomUUID()}`, isCa: true });
   const server = await issueCertificate({ commonName: 'localhost', issuer: ca, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
   const dir = mkdtempSync(join(tmpdir(), 'pix-webhook-'));
   const caFile = join(dir, 'ca.pem');

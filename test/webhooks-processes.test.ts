@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { STATUS_CODES } from 'node:http';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
@@ -11,6 +10,7 @@ import { LEASE_MS } from '../src/modules/webhooks/delivery.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from './harness.ts';
 import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from './webhook-receiver.ts';
 import { redisAnswers, TEST_REDIS_URL } from './redis.ts';
+import { assertErrorShape } from './assertions.ts';
 
 /**
  * Webhooks across real service processes (`node src/main.ts serve`) on one PostgreSQL database:
@@ -211,10 +211,7 @@ describe('webhooks across service processes', () => {
       assert.match(String(refused.headers.get('content-type')), /^application\/json/);
       const retryAfter = Number(refused.headers.get('retry-after'));
       assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers.get('retry-after')}`);
-      assert.deepEqual(Object.keys(refused.body).sort(), ['error', 'message', 'statusCode']);
-      assert.equal(refused.body.statusCode, 429);
-      assert.equal(refused.body.error, STATUS_CODES[429]);
-      assert.equal(typeof refused.body.message, 'string');
+      assert.equal(assertErrorShape(refused.body, 429).code, 'RATE_LIMITED');
     }
     // Refusals are not counted.
     assert.equal(await redis.zcard(key), 60);

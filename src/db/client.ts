@@ -15,6 +15,12 @@ export type DbExecutor = Db | Trx;
 
 export interface Database {
   readonly db: Db;
+  /**
+   * Where account lists run (http/list-queries.ts): on PostgreSQL a pool of its own whose
+   * statements are cut off at a time limit, so lists can neither take the connections of the
+   * other requests nor run without end; on PGlite, one session, the same as `db`.
+   */
+  readonly lists: Db;
   readonly kind: 'pglite' | 'postgres';
   close(): Promise<void>;
 }
@@ -36,6 +42,7 @@ const keepString = (value: string): string => value;
  * PostgreSQL (a named statement): later calls bind and execute it, where an unnamed one is parsed
  * and planned on every call. For the hot statements whose text never varies with their input
  * (a list page's parse and plan cost PostgreSQL 0.29 ms, more than running it). PGlite ignores it.
+ * Why, and what was measured: docs/decisions/0016-prepared-hot-statements.md.
  */
 export const PREPARED = '/* prepared */ ';
 /** The names of marked texts (a Map would hash each new text whole: LongKeyLru samples it). */
@@ -57,6 +64,7 @@ function statementName(text: string): string {
  * each result reachable long enough to survive two young-generation collections: in a loop of
  * 20-row pages over this pool, each scavenge promoted 4-12 MB to the old generation and paused the
  * process 10-37 ms; with callbacks, nothing was promoted and pauses were 1-7 ms.
+ * Why, and what was measured: docs/decisions/0015-node-postgres-callback-form.md.
  */
 function wrapQuery(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
@@ -80,22 +88,63 @@ export interface OpenOptions {
    * PostgreSQL: how long a caller may wait for a connection (all in use, or a new one being
    * opened) before its query fails with a 503-mapped error; absent, it waits as long as it
    * takes. Under a sustained overload the wait, not the work, is what grows: this bounds it.
+   * Why, and what was measured: docs/decisions/0020-limits-on-the-database-wait.md.
    */
   queueTimeoutMs?: number | undefined;
   /** PostgreSQL application_name, to tell the pools apart in pg_stat_activity. */
   applicationName?: string;
+  /** PostgreSQL: the pool of the account lists (`Database.lists`); absent, lists share `db` (tools, the worker). */
+  lists?: ListPoolOptions | undefined;
+}
+
+export interface ListPoolOptions {
+  poolSize: number;
+  /** Every statement on these connections is cancelled after this long (SQLSTATE 57014). */
+  statementTimeoutMs: number;
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (options.url) return openPostgres(options.url, options.poolSize ?? 10, options.queueTimeoutMs, options.applicationName ?? 'pix-api');
-  return openPGlite(options.dataDir);
+  if (!options.url) return openPGlite(options.dataDir);
+  const name = options.applicationName ?? 'pix-api';
+  const db = postgresPool({ url: options.url, poolSize: options.poolSize ?? 10, queueTimeoutMs: options.queueTimeoutMs, applicationName: name });
+  const list = options.lists;
+  if (!list) return { db, lists: db, kind: 'postgres', close: () => db.destroy() };
+  // A list is one statement on one core: the time limit bounds it, and no parallel workers take
+  // more cores for it than its connection has. Every list names the account and has an index that
+  // starts with it: without sequential scans, none reads other accounts' rows, even for an account
+  // that holds most of a table (where the planner would otherwise scan it whole to count).
+  const lists = postgresPool({
+    url: options.url,
+    poolSize: list.poolSize,
+    queueTimeoutMs: options.queueTimeoutMs,
+    applicationName: `${name}-lists`,
+    settings: `-c statement_timeout=${list.statementTimeoutMs} -c max_parallel_workers_per_gather=0 -c enable_seqscan=off`,
+  });
+  return {
+    db,
+    lists,
+    kind: 'postgres',
+    close: async () => {
+      await Promise.all([db.destroy(), lists.destroy()]);
+    },
+  };
 }
 
-function openPostgres(url: string, poolSize: number, queueTimeoutMs: number | undefined, applicationName: string): Database {
+interface PoolOptions {
+  url: string;
+  poolSize: number;
+  queueTimeoutMs: number | undefined;
+  applicationName: string;
+  /** Session settings sent when each connection starts (libpq's `options`). */
+  settings?: string;
+}
+
+function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings }: PoolOptions): Db {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
     ...(queueTimeoutMs ? { connectionTimeoutMillis: queueTimeoutMs } : {}),
+    ...(settings ? { options: settings } : {}),
     application_name: applicationName,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
@@ -113,8 +162,7 @@ function openPostgres(url: string, poolSize: number, queueTimeoutMs: number | un
     client.on('error', () => undefined);
     wrapQuery(client);
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  return { db, kind: 'postgres', close: () => db.destroy() };
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Database> {
@@ -122,17 +170,33 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
   let unlock = () => undefined as void;
   if (dataDir) {
     path = join(dataDir, 'pgdata');
-    mkdirSync(path, { recursive: true });
+    try {
+      mkdirSync(path, { recursive: true });
+    } catch (error) {
+      throw new EmbeddedDatabaseUnusable(`DATA_DIR ${dataDir} cannot hold the embedded database (${(error as Error).message}): set DATA_DIR to a writable directory`, { cause: error });
+    }
     unlock = lockDataDir(dataDir);
   }
-  const pglite = new PGlite({
-    ...(path ? { dataDir: path } : {}),
-    parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString },
-  });
-  await pglite.waitReady;
+  let pglite: PGlite | undefined;
+  try {
+    pglite = new PGlite({
+      ...(path ? { dataDir: path } : {}),
+      parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString },
+    });
+    await pglite.waitReady;
+  } catch (error) {
+    // What it took is given back: the next start must not find the directory locked.
+    await pglite?.close().catch(() => undefined);
+    unlock();
+    throw new EmbeddedDatabaseUnusable(
+      `the embedded database in ${path} cannot be opened (${(error as Error).message}): move that directory away to start afresh, or set DATA_DIR to another directory`,
+      { cause: error },
+    );
+  }
   const db = new Kysely<DB>({ dialect: new PGliteDialect(pglite) });
   return {
     db,
+    lists: db,
     kind: 'pglite',
     close: async () => {
       await db.destroy();
@@ -143,6 +207,10 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
 
 export class DatabaseInUse extends Error {
   override name = 'DatabaseInUse';
+}
+
+export class EmbeddedDatabaseUnusable extends Error {
+  override name = 'EmbeddedDatabaseUnusable';
 }
 
 function processAlive(pid: number): boolean {
@@ -169,7 +237,7 @@ function lockDataDir(dataDir: string): () => void {
       const owner = Number(readFileSync(file, 'utf8'));
       if (owner && owner !== process.pid && processAlive(owner)) {
         throw new DatabaseInUse(
-          `the embedded database in ${dataDir} is in use by process ${owner}; stop it, or use the operator API (/admin/*) of the running service`,
+          `the embedded database in ${dataDir} is in use by process ${owner}: stop that process, use the operator API (/admin/*) of the running service, or set DATA_DIR to another directory`,
         );
       }
       rmSync(file, { force: true });

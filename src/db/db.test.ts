@@ -6,7 +6,7 @@ import { runInNewContext } from 'node:vm';
 import { sql } from 'kysely';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
 import { openDatabase, PREPARED } from './client.ts';
-import { appliedVersion, LATEST_MIGRATION, migrate } from './migrate.ts';
+import { appliedVersion, LATEST_MIGRATION, loadMigrations, migrate } from './migrate.ts';
 import { schemaSnapshot } from './schema-snapshot.ts';
 
 describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -141,7 +141,8 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     try {
       const pools = await Promise.all([1, 2, 3].map(() => openDatabase({ url: fresh.url, poolSize: 2 })));
       const results = await Promise.all(pools.map((p) => migrate(p.db)));
-      assert.equal(results.flat().length, LATEST_MIGRATION);
+      // Each known migration once (their numbers may have gaps).
+      assert.deepEqual(results.flat().sort((a, b) => a - b), loadMigrations().map((m) => m.version));
       await Promise.all(pools.map((p) => p.close()));
     } finally {
       await fresh.drop();

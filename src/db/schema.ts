@@ -17,6 +17,8 @@ export interface AccountsTable {
   account_number: string;
   client_id: string;
   client_secret_hash: string;
+  /** Raised by every rotation of the secret; tokens of a lower version are revoked. */
+  client_secret_version: ColumnType<number, number | undefined, number>;
   webhook_secret: string;
   webhook_secret_previous: string | null;
   webhook_secret_rotated_at: Timestamp | null;
@@ -38,7 +40,10 @@ export interface AccountCertificatesTable {
 export interface SigningKeysTable {
   kid: string;
   algorithm: string;
-  private_jwk: Json<Record<string, unknown>>;
+  /** Only in rows written before private keys were sealed; cleared on the first start after. */
+  private_jwk: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The private JWK under AES-256-GCM (key-encryption.ts); null once retired. */
+  private_key_sealed: ColumnType<string | null, string | null | undefined, string | null>;
   public_jwk: Json<Record<string, unknown>>;
   created_at: CreatedAt;
   retired_at: Timestamp | null;
@@ -215,6 +220,8 @@ export interface WebhooksTable {
   account_id: Id;
   event_type: WebhookEventType;
   url: string;
+  /** The account's receiving origin of this URL (webhook_destinations). */
+  destination_id: Id;
   headers: Json<Record<string, string>>;
   is_active: ColumnType<boolean, boolean | undefined, boolean>;
   version: ColumnType<number, number | undefined, number>;
@@ -236,6 +243,23 @@ export interface WebhookDeliveriesTable {
   event_type: string | null;
   transaction_id: Id | null;
   last_attempt_at: Timestamp | null;
+  destination_id: Id | null;
+  held: ColumnType<boolean, boolean | undefined, boolean>;
+  leased_until: Timestamp | null;
+}
+
+/** One account's receiving origin: its bound on deliveries in flight and its circuit breaker. */
+export interface WebhookDestinationsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  origin: string;
+  failures: ColumnType<number, number | undefined, number>;
+  opens: ColumnType<number, number | undefined, number>;
+  open_until: Timestamp | null;
+  ready_at: Timestamp | null;
+  wakes: ColumnType<number, number | undefined, number>;
+  claims: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
 }
 
 export interface WebhookLogsTable {
@@ -258,6 +282,7 @@ export interface WebhookLogsTable {
 export interface DB {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_destinations: WebhookDestinationsTable;
   webhook_logs: WebhookLogsTable;
   charges: ChargesTable;
   refunds: RefundsTable;
@@ -274,4 +299,7 @@ export interface DB {
   transactions: TransactionsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: { version: number; name: string; applied_at: CreatedAt };
+  /** Written by its migration only: the code reads it. */
+  database_identity: { id: ColumnType<string, never, never>; created_at: ColumnType<Date, never, never> };
+  demo_account: { account_id: Id; created_at: CreatedAt };
 }

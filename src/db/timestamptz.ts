@@ -4,6 +4,7 @@
  * parser (postgres-date) took 8% of the service's time on a page of transactions, three
  * timestamps a row. Anything else (infinity, BC, years outside 100-9999, a layout it does not
  * know) goes to `fallback`. Like postgres-date, digits below the millisecond are dropped.
+ * Why, and what was measured: docs/decisions/0024-request-path-costs.md.
  */
 export function timestamptzParser<T>(fallback: (text: string) => T): (text: string) => Date | T {
   return (text) => parseCommon(text) ?? fallback(text);

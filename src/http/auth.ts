@@ -4,8 +4,9 @@ import type { Clock } from '../lib/clock.ts';
 import { isCurrentlyValid } from '../lib/certificate.ts';
 import type { CertificateLinkCache } from '../modules/auth/link-cache.ts';
 import { InvalidToken, type TokenService } from '../modules/auth/tokens.ts';
-import { presentedCertificate, type CertificateTrust } from './client-certificate.ts';
-import { badRequest, unauthorized } from './errors.ts';
+import { presentedCertificate, requestSource, type CertificateTrust } from './client-certificate.ts';
+import { AppError, badRequest, unauthorized } from './errors.ts';
+import type { RateLimiter } from './rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -30,9 +31,10 @@ export interface AuthDeps {
 }
 
 /**
- * Verifies the access token on every account route: signature, expiry, and the RFC 8705
- * binding. The bound certificate must still be linked to the account and valid; a certificate
- * presented with the request must be the bound one.
+ * Verifies the access token on every account route: signature, expiry, and the RFC 8705 §3
+ * binding. Every request must present the certificate the token is bound to (on the service's
+ * own mutual TLS, or in X-SSL-Client-Cert from a trusted proxy): a token alone, stolen or not,
+ * is 401. The bound certificate must also still be linked to the account and valid.
  */
 export function accountAuthentication(deps: AuthDeps) {
   return async function authenticate(request: FastifyRequest): Promise<void> {
@@ -51,7 +53,10 @@ export function accountAuthentication(deps: AuthDeps) {
     const presented = presentedCertificate(request, deps.trust);
     if (presented.kind === 'malformed') throw badRequest('CERTIFICATE_MALFORMED', presented.reason);
     if (presented.kind === 'untrusted') throw unauthorized('CERTIFICATE_UNTRUSTED', presented.reason);
-    if (presented.kind === 'present' && presented.certificate.thumbprint !== claims.thumbprint) {
+    if (presented.kind === 'absent') {
+      throw unauthorized('CERTIFICATE_REQUIRED', `The access token is bound to a client certificate: present it. ${presented.reason}`);
+    }
+    if (presented.certificate.thumbprint !== claims.thumbprint) {
       throw unauthorized('CERTIFICATE_MISMATCH', 'The client certificate does not match the access token');
     }
     const linked = await deps.links.get(claims.accountId, claims.fingerprint);
@@ -61,19 +66,46 @@ export function accountAuthentication(deps: AuthDeps) {
     if (!isCurrentlyValid(linked, deps.clock.now())) {
       throw unauthorized('CERTIFICATE_EXPIRED', 'The certificate of this access token has expired');
     }
+    if (claims.secretVersion < linked.secretVersion) {
+      throw unauthorized('TOKEN_INVALID', 'The access token was revoked: the client secret was rotated since it was issued');
+    }
     request.accountId = claims.accountId;
   };
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-/** The operator's bearer token, compared in constant time. */
-export function adminAuthentication(adminToken: string) {
-  const expected = digest(adminToken);
+/** Wrong admin tokens a minute from one source (an IPv4 address, an IPv6 /64) before 429. */
+export const FAILED_ADMIN_TOKENS_PER_MINUTE = 10;
+
+export interface AdminAuthDeps {
+  readonly adminToken: string;
+  readonly clock: Clock;
+  readonly trust: Pick<CertificateTrust, 'trustedProxies'>;
+  /** Wrong tokens per source (requestSource): shared by every process through Redis when there is one. */
+  readonly failures: RateLimiter;
+}
+
+const tooManyAdminFailures = (retryAfterSeconds: number) =>
+  new AppError(429, 'TOO_MANY_FAILED_ATTEMPTS', 'Too many wrong admin tokens lately from this address; retry later', {
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  });
+
+/**
+ * The operator's bearer token, compared in constant time (digests of equal length). A wrong one
+ * is counted against its source, atomically, so that requests sent at once cannot all slip under
+ * the limit; a source over the limit gets 429 whatever it sends, the right token included, or
+ * guessing would go on with the answers telling right from wrong. Successes are not counted.
+ */
+export function adminAuthentication(deps: AdminAuthDeps) {
+  const expected = digest(deps.adminToken);
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
     const token = bearerToken(request);
-    if (!token || !timingSafeEqual(digest(token), expected)) {
-      throw unauthorized('ADMIN_TOKEN_INVALID', 'A valid admin bearer token is required');
-    }
+    const right = token ? timingSafeEqual(digest(token), expected) : false;
+    const source = requestSource(request, deps.trust);
+    const nowMs = deps.clock.now().getTime();
+    const decision = right ? await deps.failures.peek(source, nowMs) : await deps.failures.hit(source, nowMs);
+    if (!decision.allowed) throw tooManyAdminFailures(decision.retryAfterSeconds);
+    if (!right) throw unauthorized('ADMIN_TOKEN_INVALID', 'A valid admin bearer token is required');
   };
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
+import ipaddr from 'ipaddr.js';
 import { fromX509, parsePemCertificate, type ParsedCertificate } from '../lib/certificate.ts';
 import { LongKeyLru } from '../lib/lru.ts';
 
@@ -72,6 +73,25 @@ export function clientAddress(request: FastifyRequest, trust: Pick<CertificateTr
     if (!trust.trustedProxies.includes(hop)) return hop;
   }
   return peer;
+}
+
+/**
+ * What limits on failed attempts count per source: an IPv4 address itself, and for IPv6 the
+ * address's /64, a subscriber's own network, in which a host takes any address it likes (2^64
+ * of them: counting full addresses would count nothing).
+ */
+export function failureSource(address: string): string {
+  const bare = address.split('%')[0]!;
+  if (!ipaddr.isValid(bare)) return address;
+  const parsed = ipaddr.process(bare);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const prefix = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16));
+  return `${prefix.join(':')}::/64`;
+}
+
+/** The source a request's failed attempts count against (token requests, the admin token). */
+export function requestSource(request: FastifyRequest, trust: Pick<CertificateTrust, 'trustedProxies'>): string {
+  return failureSource(clientAddress(request, trust));
 }
 
 /** The header carries a URL-encoded PEM (as nginx's $ssl_client_escaped_cert). */

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorCode } from './error-codes.ts';
 
 /**
  * Every expected failure is an AppError: a stable code, the HTTP status, a public message and
@@ -9,13 +10,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 export class AppError extends Error {
   override name = 'AppError';
   readonly statusCode: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly context: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
 
   constructor(
     statusCode: number,
-    code: string,
+    code: ErrorCode,
     message: string,
     options: { context?: Record<string, unknown>; headers?: Record<string, string> } = {},
   ) {
@@ -27,14 +28,14 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string) => new AppError(400, code, message);
+export const badRequest = (code: ErrorCode, message: string) => new AppError(400, code, message);
 /** 401 with the RFC 6750 challenge; no error code when no token was sent at all. */
-export const unauthorized = (code: string, message: string, challenge = 'Bearer realm="pix-api", error="invalid_token"') =>
+export const unauthorized = (code: ErrorCode, message: string, challenge = 'Bearer realm="pix-api", error="invalid_token"') =>
   new AppError(401, code, message, { headers: { 'www-authenticate': challenge } });
-export const forbidden = (code: string, message: string) => new AppError(403, code, message);
-export const notFound = (code: string, message: string) => new AppError(404, code, message);
-export const conflict = (code: string, message: string) => new AppError(409, code, message);
-export const unprocessable = (code: string, message: string) => new AppError(422, code, message);
+export const forbidden = (code: ErrorCode, message: string) => new AppError(403, code, message);
+export const notFound = (code: ErrorCode, message: string) => new AppError(404, code, message);
+export const conflict = (code: ErrorCode, message: string) => new AppError(409, code, message);
+export const unprocessable = (code: ErrorCode, message: string) => new AppError(422, code, message);
 /** A bounded queue is full: 503, to be sent again in a second. */
 export const overloaded = (message: string) => new AppError(503, 'OVERLOADED', message, { headers: { 'retry-after': '1' } });
 
@@ -42,10 +43,11 @@ export interface ErrorBody {
   statusCode: number;
   message: string;
   error: string;
+  code: ErrorCode;
 }
 
-export function errorBody(statusCode: number, message: string): ErrorBody {
-  return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error' };
+export function errorBody(statusCode: number, message: string, code: ErrorCode): ErrorBody {
+  return { statusCode, message, error: STATUS_CODES[statusCode] ?? 'Error', code };
 }
 
 /** Fastify's own client errors (bad JSON, media type, size) keep their status and message. */
@@ -53,13 +55,13 @@ function frameworkClientError(error: FastifyError): ErrorBody | null {
   const status = error.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return null;
   if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return errorBody(415, 'Unsupported media type: send the body as application/json');
+    return errorBody(415, 'Unsupported media type: send the body as application/json', 'UNSUPPORTED_MEDIA_TYPE');
   }
-  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorBody(413, 'Request body is too large');
-  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return errorBody(400, 'Body is not valid JSON');
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return errorBody(413, 'Request body is too large', 'BODY_TOO_LARGE');
+  if (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+    return errorBody(400, error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'Body is empty but content-type is application/json' : 'Body is not valid JSON', 'INVALID_JSON');
   }
-  return errorBody(status, error.message);
+  return errorBody(status, error.message, status === 413 ? 'BODY_TOO_LARGE' : status === 415 ? 'UNSUPPORTED_MEDIA_TYPE' : 'INVALID_REQUEST');
 }
 
 /** "body/payment/amount must be number" -> "payment.amount must be number". */
@@ -122,10 +124,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (error instanceof AppError) {
       if (error.context) request.log.info({ code: error.code, context: error.context }, error.message);
       if (error.headers) void reply.headers(error.headers);
-      return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message));
+      return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message, error.code));
     }
     if (error.validation) {
-      return reply.status(400).send(errorBody(400, validationMessage(error)));
+      return reply.status(400).send(errorBody(400, validationMessage(error), 'VALIDATION_FAILED'));
     }
     const client = frameworkClientError(error);
     if (client) return reply.status(client.statusCode).send(client);
@@ -133,19 +135,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
     // that got past validation. A safety net: answer 400, and log it so validation can be mended.
     if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
       request.log.warn({ err: error }, 'database refused a value from the request');
-      return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable'));
+      return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable', 'VALUE_NOT_ACCEPTED'));
     }
     if (isDatabaseUnavailable(error)) {
       logUnavailable(request, error);
       void reply.header('retry-after', '1');
-      return reply.status(503).send(errorBody(503, 'The service is briefly unavailable; retry (with the same x-idempotency-key)'));
+      return reply.status(503).send(errorBody(503, 'The service is briefly unavailable; retry (with the same x-idempotency-key)', 'SERVICE_UNAVAILABLE'));
     }
     request.log.error({ err: error }, 'unhandled error');
-    return reply.status(500).send(errorBody(500, 'Internal server error'));
+    return reply.status(500).send(errorBody(500, 'Internal server error', 'INTERNAL_ERROR'));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    void reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
   });
 }
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { lazyChildLogger, loggerOptions } from './logging.ts';
+import { lazyChildLogger, loggerOptions, maskUrl } from './logging.ts';
 
 function capture(level: string) {
   const lines: string[] = [];
@@ -53,5 +53,27 @@ describe('the request logger', () => {
     assert.equal(children(), 1);
     log.debug('shown');
     assert.equal((JSON.parse(lines[0]!) as { msg: string }).msg, 'shown');
+  });
+});
+
+describe('URLs in the log', () => {
+  it('mask every kind of key and document, however it is written', () => {
+    const cases: [string, string][] = [
+      ['/api/pix/transactions/pix-key/52998224725', '52998224725'],
+      ['/api/pix/transactions/pix-key/529.982.247-25', '529.982.247-25'],
+      ['/api/pix/transactions/pix-key/11.222.333%2F0001-81', '11.222.333%2F0001-81'],
+      ['/api/pix/transactions/pix-key/11.222.333/0001-81', '11.222.333/0001-81'],
+      ['/api/pix/transactions/pix-key/12.ABC.345%2F01DE-35', '12.ABC.345%2F01DE-35'],
+      ['/api/pix/transactions/pix-key/1b4e28ba-2fa1-11d2-883f-0016d3cca427/x', '1b4e28ba-2fa1-11d2-883f-0016d3cca427'],
+      ['/api/pix/transactions/pix-key/%2B5511987654321', '5511987654321'],
+      ['/api/pix/transactions/pix-key/ana%40example.com', 'ana%40example.com'],
+      ['/dict/keys/ana@example.com', 'ana@example.com'],
+    ];
+    for (const [url, secret] of cases) {
+      const masked = maskUrl(url);
+      assert.ok(!masked.includes(secret), `${url} -> ${masked}`);
+      assert.ok(masked.startsWith(url.slice(0, url.indexOf(secret))), `the rest of ${url} is kept: ${masked}`);
+    }
+    assert.equal(maskUrl('/api/transactions?page=2&size=20'), '/api/transactions?page=2&size=20');
   });
 });

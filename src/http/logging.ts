@@ -24,14 +24,23 @@ export const REDACT_PATHS = [
   'context.document',
 ];
 
+/** EVP keys (UUIDs), and CPFs and CNPJs written with their punctuation (`%2F` for the slash too). */
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+const PUNCTUATED_CPF = /\d{3}\.\d{3}\.\d{3}-?\d{2}/g;
+const PUNCTUATED_CNPJ = /[0-9A-Z]{2}\.?[0-9A-Z]{3}\.?[0-9A-Z]{3}(?:\/|%2F)[0-9A-Z]{4}-?\d{2}/gi;
+const keep = (text: string) => `${text.slice(0, 2)}***${text.slice(-2)}`;
+
 /**
- * Long digit runs in a URL are documents or keys (CPF, CNPJ, phone), and a segment naming an
- * e-mail is an e-mail key: mask them. In linear time: a backtracking pattern over a 16 KiB URL of
- * one long segment cost half a second of the event loop per request.
+ * Keys and documents in a URL are masked: long digit runs (CPF, CNPJ, phone), EVP keys, CPFs and
+ * CNPJs with their dots, and a segment naming an e-mail. In linear time: a backtracking pattern
+ * over a 16 KiB URL of one long segment cost half a second of the event loop per request.
  */
 export function maskUrl(url: string): string {
   return url
-    .replace(/\d{8,}/g, (digits) => `${digits.slice(0, 2)}***${digits.slice(-2)}`)
+    .replace(UUID, keep)
+    .replace(PUNCTUATED_CNPJ, keep)
+    .replace(PUNCTUATED_CPF, keep)
+    .replace(/\d{8,}/g, keep)
     .split(/([/?&])/)
     .map((part) => {
       const at = part.search(/@|%40/);
@@ -66,6 +75,7 @@ type LogArgs = Parameters<FastifyBaseLogger['info']>;
  * balance read in the service, and most requests never log at the configured level. This one
  * makes the child on the first message that would be written; until then a message below the
  * level costs one comparison. What reaches the log is the real child's output, redacted alike.
+ * Why, and what was measured: docs/decisions/0024-request-path-costs.md.
  */
 class LazyChildLogger {
   readonly #parent: FastifyBaseLogger;

@@ -1,4 +1,5 @@
 import type { SwaggerOptions } from '@fastify/swagger';
+import { withExamples } from './openapi-examples.ts';
 
 export function openApiOptions(): SwaggerOptions {
   return {
@@ -9,7 +10,7 @@ export function openApiOptions(): SwaggerOptions {
         version: '0.1.0',
         description:
           'Instant-payment (Pix) account API: certificate-bound tokens, balances, transfers, charges, refunds, ' +
-          'transaction views and webhooks. Amounts are BRL with 2 decimals. Errors are {statusCode, message, error}.',
+          'transaction views and webhooks. Amounts are BRL with 2 decimals. Errors are {statusCode, message, error, code}; `code` is stable (docs/errors.md lists every one).',
       },
       components: {
         securitySchemes: {
@@ -21,15 +22,18 @@ export function openApiOptions(): SwaggerOptions {
         { name: 'Authentication' },
         { name: 'Balance' },
         { name: 'Transfers' },
+        { name: 'Directory', description: 'PIX keys (DICT), looked up on the account holder’s behalf' },
         { name: 'Transactions' },
         { name: 'Charges', description: 'Immediate charges (cob) with a copy-and-paste BR Code and QR code' },
         { name: 'Refunds', description: 'Refunds (devolucao) of received PIX' },
+        { name: 'MED', description: 'MED disputes (Mecanismo Especial de Devolução) opened against PIX the account received' },
         { name: 'Webhooks', description: 'Registrations, signing secret, delivery log and resend' },
         { name: 'Operator', description: 'Provisioning, with ADMIN_TOKEN' },
         { name: 'Sandbox', description: 'The rest of the Pix network, simulated (sandbox mode only), with ADMIN_TOKEN' },
         { name: 'Operations' },
       ],
     },
+    transformObject: (document) => withExamples('openapiObject' in document ? document.openapiObject : document.swaggerObject),
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },

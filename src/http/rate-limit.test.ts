@@ -45,3 +45,70 @@ describe('RateLimiter.peek', () => {
     }
   });
 });
+
+/** An attempt counts from its reservation; a released one no longer counts, a refused one never did. */
+async function reserveCountsUntilReleased(limiter: RateLimiter): Promise<void> {
+  const t0 = 2_000_000;
+  const first = await limiter.reserve('r', t0);
+  const second = await limiter.reserve('r', t0);
+  assert.deepEqual([first.allowed, second.allowed], [true, true]);
+  const third = await limiter.reserve('r', t0 + 1_000);
+  assert.deepEqual({ allowed: third.allowed, retryAfterSeconds: third.retryAfterSeconds }, { allowed: false, retryAfterSeconds: 59 });
+  await third.release();
+  assert.equal((await limiter.peek('r', t0 + 1_000)).allowed, false, 'releasing a refusal frees nothing');
+  await first.release();
+  assert.equal((await limiter.peek('r', t0 + 1_000)).allowed, true);
+  await first.release();
+  const fourth = await limiter.reserve('r', t0 + 2_000);
+  assert.equal(fourth.allowed, true);
+  assert.equal((await limiter.peek('r', t0 + 2_000)).allowed, false, 'a second release of one reservation frees no other');
+  // Unreleased, the others leave the window as any hit does.
+  assert.equal((await limiter.peek('r', t0 + 62_001)).allowed, true);
+}
+
+describe('RateLimiter.reserve', () => {
+  it('in memory', () => reserveCountsUntilReleased(new MemoryRateLimiter(2, 60_000)));
+
+  it('with Redis unreachable, in this process', async () => {
+    const limiter = new RedisRateLimiter('redis://127.0.0.1:1', { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: () => undefined });
+    try {
+      await reserveCountsUntilReleased(limiter);
+    } finally {
+      await limiter.close();
+    }
+  });
+
+  it('in Redis, shared by two limiters', { skip: redisUp ? false : `no Redis answers at ${TEST_REDIS_URL}` }, async () => {
+    const options = { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: (e: unknown) => assert.fail(String(e)) };
+    const [one, two] = [new RedisRateLimiter(TEST_REDIS_URL, options), new RedisRateLimiter(TEST_REDIS_URL, options)];
+    try {
+      await reserveCountsUntilReleased(one);
+      const held = await one.reserve('s', 3_000_000);
+      assert.equal((await two.reserve('s', 3_000_000)).allowed, true);
+      assert.equal((await two.reserve('s', 3_000_000)).allowed, false, 'what one holds, the other sees');
+      await held.release();
+      assert.equal((await two.peek('s', 3_000_000)).allowed, true, 'and what one releases');
+    } finally {
+      await one.close();
+      await two.close();
+    }
+  });
+});
+
+describe('MemoryRateLimiter under a flood of new keys (a new IPv6 /64 per request)', () => {
+  it('stays linear and bounded: the least recently counted keys are forgotten first, a key counted lately is kept', async () => {
+    const limiter = new MemoryRateLimiter(2, 60_000);
+    const t0 = 5_000_000;
+    await limiter.hit('early', t0);
+    await limiter.hit('kept', t0);
+    const started = performance.now();
+    for (let i = 0; i < 120_000; i++) {
+      if (i === 60_000) await limiter.hit('kept', t0 + 1);
+      await limiter.hit(`source-${i}`, t0 + 1);
+    }
+    // A sweep of every key on every request (what this replaced) takes minutes here.
+    assert.ok(performance.now() - started < 10_000, `${Math.round(performance.now() - started)} ms`);
+    assert.equal((await limiter.peek('kept', t0 + 2)).allowed, false, 'counted twice, lately: remembered');
+    assert.equal((await limiter.hit('early', t0 + 2)).allowed, true, 'counted once, longest ago: forgotten (looser, never stricter)');
+  });
+});

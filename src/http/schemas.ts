@@ -1,12 +1,18 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { ERROR_CODE_NAMES } from './error-codes.ts';
 
 export const ErrorBodySchema = Type.Object(
   {
     statusCode: Type.Integer({ description: 'HTTP status code' }),
-    message: Type.String({ description: 'Human-readable explanation' }),
+    message: Type.String({ description: 'Human-readable explanation; may be reworded' }),
     error: Type.String({ description: 'HTTP status name, such as Bad Request' }),
+    code: Type.Unsafe<string>({
+      type: 'string',
+      enum: ERROR_CODE_NAMES,
+      description: 'Stable machine-readable cause (docs/errors.md lists each one)',
+    }),
   },
-  { $id: 'ErrorBody', title: 'Error' },
+  { $id: 'ErrorBody', title: 'Error', required: ['statusCode', 'message', 'error', 'code'] },
 );
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -35,6 +41,7 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
  * anyOf: the response serializer (fast-json-stringify) writes a type list after a typeof check,
  * but an anyOf by running a validator per branch on every value, which took 14% of the service's
  * time on a page of 20 transactions (ten nullable fields each).
+ * Why, and what was measured: docs/decisions/0024-request-path-costs.md.
  */
 export const Nullable = <T extends TSchema & { type: 'string' | 'integer' | 'number' | 'boolean' }>(schema: T) =>
   Type.Unsafe<Static<T> | null>({ ...schema, type: [schema.type, 'null'] });

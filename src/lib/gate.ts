@@ -3,6 +3,7 @@
  * arrival order; a task that finds no room is refused at once (`GateFull`) instead of joining a
  * queue that grows until its callers time out. For work whose cost the caller cannot bound any
  * other way, such as a slow hash of a secret that anyone may send.
+ * Why, and what was measured: docs/decisions/0019-limits-on-token-requests.md.
  */
 export class Gate {
   readonly #concurrency: number;

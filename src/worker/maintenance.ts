@@ -16,6 +16,7 @@ import type { Database, Db } from '../db/client.ts';
  * rows inserted since the last vacuum pass the insert threshold), and analysed when the rows
  * changed since its last analysis pass `autovacuum_analyze_threshold +
  * autovacuum_analyze_scale_factor × rows`. Where autovacuum runs, this does nothing.
+ * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 
 /** An advisory lock key: one maintainer at a time among the processes sharing the database. */
@@ -26,6 +27,7 @@ export const MAINTENANCE_LOCK = 7_262_001;
  * that needs a conflicting lock; a VACUUM run by hand does not, so a migration's ALTER TABLE
  * would wait behind it, and every query on that table behind the ALTER. Migrations call this
  * first. (The round fails, is logged, and runs again later.)
+ * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 export async function cancelTableMaintenance(db: Db): Promise<number> {
   // A bigint advisory key is held as (classid, objid) = (high, low 32 bits), objsubid 1.
@@ -50,6 +52,7 @@ export interface TableWork {
  * a few keys, which 3,000 rows give as well as 30,000; the larger sample cost a round 0.8 s of a
  * core at 2,000 transfers/s (five tables of 100,000-200,000 rows analysed in 83-288 ms each,
  * against 13-37 ms with 10), and the open loop's answers stalled while it ran.
+ * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 export const MAINTENANCE_STATISTICS_TARGET = 10;
 

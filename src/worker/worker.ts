@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Database } from '../db/client.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
-import { deliverDue, fanOut } from '../modules/webhooks/delivery.ts';
+import { Deliverer, fanOut, type DeliveryOptions } from '../modules/webhooks/delivery.ts';
 import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
 
@@ -22,6 +22,7 @@ const SETTLEMENT_BATCH = 500;
  * A/B of four runs each: settlement's database time 1.6 s instead of 3.9-7.5 s per 50,000
  * transfers, the open loop's p99 21-48 ms instead of 27-75 ms. A HIGH transfer waits up to
  * 50 ms more for its round.
+ * Why, and what was measured: docs/decisions/0013-settlement-round-interval.md.
  */
 const MIN_ROUND_INTERVAL_MS = 50;
 /**
@@ -30,6 +31,7 @@ const MIN_ROUND_INTERVAL_MS = 50;
  * last: at 2,500 transfers/s after 40 s of closed-loop load, rounds every 10 s vacuumed
  * `settlement_queue` and `webhook_deliveries` for 0.1-0.5 s each and the open loop's p99 was
  * 49-114 ms (five runs, four of them 97 ms or more); every 3 s, 47-76 ms (four runs).
+ * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 const MAINTENANCE_INTERVAL_MS = 3_000;
 
@@ -42,6 +44,8 @@ export interface WorkerOptions extends SettlementDeps {
   readonly webhookSender?: WebhookSender;
   /** How often the delivery loop looks for notifications and due retries. */
   readonly deliveryPollMs?: number;
+  /** Delivery's concurrency, fairness bounds and breaker (tests make them small). */
+  readonly delivery?: DeliveryOptions;
   /** Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts). */
   readonly maintenance?: { readonly kind: Database['kind']; readonly intervalMs?: number };
 }
@@ -158,23 +162,44 @@ export class Worker {
   }
 
   /**
-   * The delivery loop, beside settlement so that slow receivers never hold settlement up: makes
-   * the attempts that are due. A round that found work goes again at once.
+   * The delivery loop, beside settlement so that slow receivers never hold settlement up. It
+   * never waits for a round's attempts to finish before claiming more: slots freed by fast
+   * receivers are refilled while slow ones are still waiting, so a slow receiver delays only
+   * the deliveries its own bounds keep back (fairness.ts). Claims go in chunks (a quarter of the
+   * slots), except when the poll comes round: then whatever is free is filled.
    */
   async #deliver(sender: WebhookSender): Promise<void> {
     const pollMs = this.#options.deliveryPollMs ?? 200;
     const deps = { db: this.#options.db, clock: this.#options.clock, sender };
+    const deliverer = new Deliverer(deps, this.#options.delivery ?? {}, (error) =>
+      this.#options.log.error({ err: error }, 'webhook delivery record failed; the attempt is made again when its lease runs out'),
+    );
+    const chunk = Math.max(1, Math.floor(deliverer.concurrency / 4));
+    let polled = true;
+    let full = false;
     while (this.#running) {
-      let busy = false;
-      try {
-        busy = (await deliverDue(deps)) > 0;
-      } catch (error) {
-        this.#options.log.error({ err: error }, 'webhook delivery round failed; retrying');
+      const room = deliverer.room();
+      if (room > 0 && (room >= chunk || !full || polled || deliverer.inFlight === 0)) {
+        const records = deliverer.records;
+        try {
+          full = (await deliverer.fill(room)).claimed === room;
+        } catch (error) {
+          full = false;
+          this.#options.log.error({ err: error }, 'webhook delivery claim failed; retrying');
+        }
+        // A record made meanwhile may have freed what the claim saw taken: look again.
+        if ((full || deliverer.records !== records) && this.#running) continue;
       }
-      if (!busy && this.#running) {
-        await nap(pollMs, (wake) => (this.#wakeDelivery = wake));
-      }
+      // Until the poll or a wake; or until attempts are recorded: that frees slots of their
+      // destinations and accounts, so deliveries held back there may go. Records come in
+      // batches (delivery.ts), so claims do not follow every attempt.
+      let woken = false;
+      const napped = nap(pollMs, (wake) => (this.#wakeDelivery = wake)).then(() => (woken = true));
+      await Promise.race([napped, ...(deliverer.unrecorded > 0 ? [deliverer.recorded()] : [])]);
+      this.#wakeDelivery?.();
+      polled = woken;
     }
+    await deliverer.drain();
   }
 
   /**

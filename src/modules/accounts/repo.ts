@@ -44,10 +44,21 @@ export function findAccountByClientId(db: DbExecutor, clientId: string) {
   return db.selectFrom('accounts').select(['id', 'client_secret_hash', 'status']).where('client_id', '=', clientId).executeTakeFirst();
 }
 
+/** The account a certificate is linked to, with what a token request checks: one read, no hash. */
+export function findCertificateHolder(db: DbExecutor, fingerprint: string) {
+  return db
+    .selectFrom('account_certificates')
+    .innerJoin('accounts', 'accounts.id', 'account_certificates.account_id')
+    .select(['accounts.id', 'accounts.client_id', 'accounts.client_secret_hash', 'accounts.client_secret_version', 'accounts.status'])
+    .where('account_certificates.fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+}
+
+/** A new secret hash, and a new version that revokes the tokens issued under the old secret. */
 export async function updateClientSecretHash(db: DbExecutor, accountId: bigint, hash: string): Promise<string | undefined> {
   const row = await db
     .updateTable('accounts')
-    .set({ client_secret_hash: hash })
+    .set((eb) => ({ client_secret_hash: hash, client_secret_version: eb('client_secret_version', '+', 1) }))
     .where('id', '=', accountId)
     .returning('client_id')
     .executeTakeFirst();
@@ -108,8 +119,20 @@ export function findLinkedCertificate(db: DbExecutor, accountId: bigint, fingerp
   return db
     .selectFrom('account_certificates')
     .innerJoin('accounts', 'accounts.id', 'account_certificates.account_id')
-    .select(['account_certificates.not_before', 'account_certificates.not_after', 'accounts.status'])
+    .select(['account_certificates.not_before', 'account_certificates.not_after', 'accounts.status', 'accounts.client_secret_version'])
     .where('account_certificates.account_id', '=', accountId)
     .where('account_certificates.fingerprint', '=', fingerprint)
+    .executeTakeFirst();
+}
+
+/** The oldest account of a holder (name and document as stored), if any. */
+export function findOldestAccountOfHolder(db: DbExecutor, name: string, document: string) {
+  return db
+    .selectFrom('accounts')
+    .select(['id', 'client_id'])
+    .where('name', '=', name)
+    .where('document', '=', document)
+    .orderBy('id')
+    .limit(1)
     .executeTakeFirst();
 }

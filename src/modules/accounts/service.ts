@@ -2,7 +2,8 @@ import { newWebhookSecret } from '../webhooks/secrets.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
-import { parsePemCertificate } from '../../lib/certificate.ts';
+import { isCurrentlyValid, parsePemCertificate } from '../../lib/certificate.ts';
+import type { Clock } from '../../lib/clock.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { randomAlphanumeric, randomToken } from '../../lib/ids.ts';
 import { isValidPixKey, type PixKeyType } from '../../lib/pix-key.ts';
@@ -19,8 +20,12 @@ export const MAX_PIX_KEYS_PER_ACCOUNT = 20;
 export interface AccountsDeps {
   readonly db: Db;
   readonly ispb: string;
+  /** Judges a certificate's validity when it is linked. */
+  readonly clock: Clock;
   /** Told when a certificate is unlinked, so cached links drop it at once. */
   readonly onCertificateUnlinked?: (accountId: bigint, fingerprint: string) => void;
+  /** Told when a client secret is rotated, so this process refuses the old tokens at once. */
+  readonly onClientSecretRotated?: (accountId: bigint) => void;
 }
 
 export interface CreatedAccount {
@@ -72,6 +77,14 @@ export async function linkCertificate(deps: AccountsDeps, accountId: bigint, pem
   await requireAccount(deps, accountId);
   const cert = parsePemCertificate(pem);
   if (!cert) throw badRequest('INVALID_CERTIFICATE', 'pem must be one PEM-encoded X.509 certificate');
+  // A certificate that cannot get a token now is a mistake to catch while the operator is here.
+  if (!isCurrentlyValid(cert, deps.clock.now())) {
+    const expired = cert.notAfter.getTime() < deps.clock.now().getTime();
+    throw badRequest(
+      'INVALID_CERTIFICATE',
+      expired ? `The certificate expired at ${cert.notAfter.toISOString()}` : `The certificate is not valid before ${cert.notBefore.toISOString()}`,
+    );
+  }
   const inserted = await repo.insertCertificate(deps.db, {
     accountId,
     fingerprint: cert.fingerprint,
@@ -150,5 +163,6 @@ export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) 
   const clientSecret = randomToken(32);
   const clientId = await repo.updateClientSecretHash(deps.db, accountId, await hashSecret(clientSecret));
   if (!clientId) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
+  deps.onClientSecretRotated?.(accountId);
   return { clientId, clientSecret };
 }

@@ -177,6 +177,30 @@ describe('operator API (/admin/*)', () => {
       const linked = await t.db.selectFrom('account_certificates').select('id').where('fingerprint', '=', sha256Hex(other.cert.rawData)).execute();
       assert.equal(linked.length, 0);
     });
+
+    it('400 INVALID_CERTIFICATE for a certificate expired, or not yet valid, by the service clock; nothing is linked', async () => {
+      const now = t.clock.now().getTime();
+      const day = 86_400_000;
+      const cases: [{ notBefore: Date; notAfter: Date }, RegExp][] = [
+        [{ notBefore: new Date(now - 30 * day), notAfter: new Date(now - 1_000) }, /expired at/],
+        [{ notBefore: new Date(now + 60_000), notAfter: new Date(now + 30 * day) }, /not valid before/],
+      ];
+      for (const [validity, message] of cases) {
+        const outside = await issueCertificate({ commonName: 'outside-validity', ...validity });
+        const res = await inject('POST', `/admin/accounts/${a.accountId}/certificates`, { pem: outside.certPem });
+        assert.match(errorMessage(res, 400, 'INVALID_CERTIFICATE'), message);
+        const linked = await t.db.selectFrom('account_certificates').select('id').where('fingerprint', '=', sha256Hex(outside.cert.rawData)).execute();
+        assert.equal(linked.length, 0);
+      }
+      // The service's clock decides: the same kind of certificate links once its time has come.
+      const early = await issueCertificate({ commonName: 'early', notBefore: new Date(now + 60_000), notAfter: new Date(now + day) });
+      t.clock.advance(60_000);
+      try {
+        assert.equal((await inject('POST', `/admin/accounts/${a.accountId}/certificates`, { pem: early.certPem })).statusCode, 201);
+      } finally {
+        t.clock.advance(-60_000);
+      }
+    });
   });
 
   describe('DELETE /admin/accounts/{accountId}/certificates/{fingerprint}', () => {

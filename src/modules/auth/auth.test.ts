@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, X509Certificate } from 'node:crypto';
+import { createHash, randomUUID, X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt, decodeProtectedHeader, generateKeyPair, SignJWT } from 'jose';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
@@ -15,6 +15,7 @@ import {
 } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertError } from '../../../test/assertions.ts';
+import { serviceSigningKey } from '../../../test/signing-keys.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -74,7 +75,7 @@ describe('auth: token issuance and bearer verification', () => {
         assert.equal(claims.exp, claims.iat! + 1800);
         assert.deepEqual(claims.cnf, { 'x5t#S256': thumbprintOf(a.cert.certPem) });
 
-        const used = await balance({ authorization: `Bearer ${body.access_token}` });
+        const used = await balance({ authorization: `Bearer ${body.access_token}`, ...certHeader(a.cert) });
         assert.equal(used.statusCode, 200, used.body);
       });
     }
@@ -140,38 +141,56 @@ describe('auth: token issuance and bearer verification', () => {
         assertError(await token(certHeader(a.cert), { clientId: a.clientId, clientSecret: b.clientSecret }), 401, /credentials/);
       });
 
-      it('unknown clientId', async () => {
-        assertError(await token(certHeader(a.cert), { clientId: 'pix_nobody', clientSecret: a.clientSecret }), 401, /credentials/);
+      it("unknown clientId: the certificate is another client's, whether or not the id exists", async () => {
+        const unknown = await token(certHeader(a.cert), { clientId: 'pix_nobody', clientSecret: a.clientSecret });
+        assertError(unknown, 401, /another account/, 'CERTIFICATE_OTHER_ACCOUNT');
+        const known = await token(certHeader(a.cert), { clientId: b.clientId, clientSecret: a.clientSecret });
+        assert.deepEqual(known.json(), unknown.json(), 'no way to tell an existing client id from a made-up one');
       });
 
       it('a certificate linked to another account', async () => {
-        assertError(await token(certHeader(b.cert), credentials(a)), 401, /another account/);
+        assertError(await token(certHeader(b.cert), credentials(a)), 401, /another account/, 'CERTIFICATE_OTHER_ACCOUNT');
       });
 
-      it('an expired certificate', async () => {
-        const now = t.clock.now().getTime();
-        const account = await createAccount(t);
-        const cert = await linkCertificate(t, account.accountId, { notBefore: new Date(now - 30 * DAY_MS), notAfter: new Date(now - DAY_MS) });
-        assertError(await token(certHeader(cert), credentials(account)), 401, /expired/);
+      it('a certificate that expired after it was linked', async () => {
+        const start = t.clock.now();
+        try {
+          const account = await createAccount(t);
+          const cert = await linkCertificate(t, account.accountId, { notBefore: new Date(start.getTime() - DAY_MS), notAfter: new Date(start.getTime() + DAY_MS) });
+          t.clock.advance(DAY_MS + 1_000);
+          assertError(await token(certHeader(cert), credentials(account)), 401, /expired/, 'CERTIFICATE_EXPIRED');
+        } finally {
+          t.clock.set(start);
+        }
       });
 
-      it('a certificate not yet valid', async () => {
-        const now = t.clock.now().getTime();
-        const account = await createAccount(t);
-        const cert = await linkCertificate(t, account.accountId, { notBefore: new Date(now + DAY_MS), notAfter: new Date(now + 30 * DAY_MS) });
-        assertError(await token(certHeader(cert), credentials(account)), 401, /not yet valid/);
+      it('a certificate not yet valid (the clock moved back since it was linked)', async () => {
+        const start = t.clock.now();
+        try {
+          const account = await createAccount(t);
+          const cert = await linkCertificate(t, account.accountId, { notBefore: new Date(start.getTime() - 60_000) });
+          t.clock.advance(-120_000);
+          assertError(await token(certHeader(cert), credentials(account)), 401, /not yet valid/, 'CERTIFICATE_EXPIRED');
+        } finally {
+          t.clock.set(start);
+        }
       });
 
-      it('a rotated secret: the old one is refused, the new one works', async () => {
+      it('a rotated secret: the old one is refused, the new one works, tokens issued under the old one are revoked', async () => {
         const account = await createAccount(t);
         const cert = await linkCertificate(t, account.accountId);
+        const before = await requestToken(t, account, cert);
+        assert.equal((await balance({ authorization: `Bearer ${before}`, ...certHeader(cert) })).statusCode, 200);
         const rotated = await t.app.inject({ method: 'POST', url: `/admin/accounts/${account.accountId}/client-secret`, headers: adminHeaders });
         assert.equal(rotated.statusCode, 201, rotated.body);
         const fresh = rotated.json<{ clientId: string; clientSecret: string }>();
         assert.equal(fresh.clientId, account.clientId);
         assert.notEqual(fresh.clientSecret, account.clientSecret);
-        assertError(await token(certHeader(cert), credentials(account)), 401, /credentials/);
-        assert.equal((await token(certHeader(cert), fresh)).statusCode, 201);
+        assertError(await token(certHeader(cert), credentials(account)), 401, /credentials/, 'INVALID_CLIENT');
+        assertError(await balance({ authorization: `Bearer ${before}`, ...certHeader(cert) }), 401, /revoked/, 'TOKEN_INVALID');
+        const after = await token(certHeader(cert), fresh);
+        assert.equal(after.statusCode, 201);
+        assert.equal((await balance({ authorization: `Bearer ${after.json().access_token}`, ...certHeader(cert) })).statusCode, 200);
       });
     });
 
@@ -203,12 +222,15 @@ describe('auth: token issuance and bearer verification', () => {
     }
 
     it('the scheme name is case-insensitive', async () => {
-      assert.equal((await balance({ authorization: `bearer ${a.token}` })).statusCode, 200);
+      assert.equal((await balance({ authorization: `bearer ${a.token}`, ...certHeader(a.cert) })).statusCode, 200);
     });
 
-    it('a token without a certificate header is accepted (the binding is checked against the linked certificate)', async () => {
-      const res = await balance({ authorization: `Bearer ${a.token}` });
-      assert.equal(res.statusCode, 200, res.body);
+    it('a token without its certificate is 401 (RFC 8705 §3): a stolen token alone reads nothing', async () => {
+      assertError(await balance({ authorization: `Bearer ${a.token}` }), 401, /bound to a client certificate/, 'CERTIFICATE_REQUIRED');
+    });
+
+    it("a token with another account's linked certificate is 401", async () => {
+      assertError(await balance({ authorization: `Bearer ${a.token}`, ...certHeader(b.cert) }), 401, /does not match/, 'CERTIFICATE_MISMATCH');
     });
 
     it('expires after 1800 s: valid at 1799 s, 401 at 1801 s', async () => {
@@ -255,6 +277,21 @@ describe('auth: token issuance and bearer verification', () => {
       assertError(await balance({ authorization: `Bearer ${forged}` }), 401, /invalid/);
     });
 
+    it('a token signed by the service key is refused when it lives longer than 1800 s', async () => {
+      const header = decodeProtectedHeader(a.token);
+      const claims = decodeJwt(a.token);
+      const key = await serviceSigningKey(t.db, header.kid!);
+      const signed = async (iat: number, exp: number) =>
+        `Bearer ${await new SignJWT({ ...claims, iat, exp, jti: randomUUID() }).setProtectedHeader({ alg: 'EdDSA', kid: header.kid!, typ: 'at+jwt' }).sign(key)}`;
+      const now = Math.floor(t.clock.now().getTime() / 1000);
+      // The same hand-made token with the service's lifetime passes: what is refused below is the lifetime.
+      assert.equal((await balance({ authorization: await signed(now, now + 1800), ...certHeader(a.cert) })).statusCode, 200);
+      assertError(await balance({ authorization: await signed(now, now + 1801), ...certHeader(a.cert) }), 401, /lifetime/, 'TOKEN_INVALID');
+      assertError(await balance({ authorization: await signed(now, now + 30 * 86_400), ...certHeader(a.cert) }), 401, /lifetime/, 'TOKEN_INVALID');
+      // Issued "an hour ago" and still valid for ten minutes: 4200 s.
+      assertError(await balance({ authorization: await signed(now - 3600, now + 600), ...certHeader(a.cert) }), 401, /lifetime/, 'TOKEN_INVALID');
+    });
+
     it('a token with an unknown key id is refused', async () => {
       const claims = decodeJwt(a.token);
       const { privateKey } = await generateKeyPair('EdDSA');
@@ -284,7 +321,7 @@ describe('auth: token issuance and bearer verification', () => {
       });
       assert.equal(unlink.statusCode, 204, unlink.body);
       assertError(await balance(client.headers), 401, /no longer linked/);
-      assertError(await balance({ authorization: client.headers.authorization! }), 401, /no longer linked/);
+      assertError(await balance({ authorization: client.headers.authorization! }), 401, /bound to a client certificate/);
       // And the certificate no longer buys a token.
       assertError(await token(certHeader(client.cert), credentials(client)), 403);
     });
@@ -295,9 +332,9 @@ describe('auth: token issuance and bearer verification', () => {
         const account = await createAccount(t);
         const cert = await linkCertificate(t, account.accountId, { notBefore: new Date(start.getTime() - DAY_MS), notAfter: new Date(start.getTime() + 600_000) });
         const issued = await requestToken(t, account, cert);
-        assert.equal((await balance({ authorization: `Bearer ${issued}` })).statusCode, 200);
+        assert.equal((await balance({ authorization: `Bearer ${issued}`, ...certHeader(cert) })).statusCode, 200);
         t.clock.advance(601_000);
-        assertError(await balance({ authorization: `Bearer ${issued}` }), 401, /expired/);
+        assertError(await balance({ authorization: `Bearer ${issued}`, ...certHeader(cert) }), 401, /expired/);
       } finally {
         t.clock.set(start);
       }
@@ -351,15 +388,15 @@ describe('auth: TRUSTED_PROXIES', () => {
     assert.equal(fromProxy.statusCode, 201, fromProxy.body);
     assertError(await request('127.0.0.1'), 400, /trusted proxy/);
 
-    // On account routes a header from elsewhere is ignored, not matched against the token.
+    // On account routes a header from elsewhere proves nothing: not even the bound certificate
+    // in it lets the token through, and another certificate is not matched against the token.
     const bearer = fromProxy.json<{ access_token: string }>().access_token;
     const other = await issueCertificate({ commonName: 'other' });
-    const res = await t.app.inject({
-      method: 'GET',
-      url: '/balance',
-      headers: { authorization: `Bearer ${bearer}`, 'x-ssl-client-cert': encodeURIComponent(other.certPem) },
-      remoteAddress: '127.0.0.1',
-    });
-    assert.equal(res.statusCode, 200, res.body);
+    const read = (remoteAddress: string, header: string) =>
+      t.app.inject({ method: 'GET', url: '/balance', headers: { authorization: `Bearer ${bearer}`, 'x-ssl-client-cert': header }, remoteAddress });
+    assertError(await read('127.0.0.1', encodeURIComponent(other.certPem)), 401, /trusted proxy/, 'CERTIFICATE_REQUIRED');
+    assertError(await read('127.0.0.1', cert.header), 401, /trusted proxy/, 'CERTIFICATE_REQUIRED');
+    assert.equal((await read('10.1.2.3', cert.header)).statusCode, 200);
+    assertError(await read('10.1.2.3', encodeURIComponent(other.certPem)), 401, /does not match/, 'CERTIFICATE_MISMATCH');
   });
 });

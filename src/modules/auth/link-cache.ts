@@ -7,20 +7,28 @@ export interface Link {
   notBefore: Date;
   notAfter: Date;
   active: boolean;
+  /** The account's client secret version: tokens issued under a lower one are revoked. */
+  secretVersion: number;
 }
 
-/** How long another process may go on trusting a certificate that was unlinked elsewhere. */
+/**
+ * How long another process may go on trusting a certificate that was unlinked elsewhere, or a
+ * token whose client secret was rotated elsewhere.
+ */
 export const LINK_CACHE_TTL_MS = 5_000;
 
 /**
- * Whether a token's certificate is still linked to its account, read on every request and so
- * cached briefly. An unlink through this process drops the entry at once; other processes see it
- * within LINK_CACHE_TTL_MS.
+ * Whether a token's certificate is still linked to its account, and the account's client secret
+ * version, read on every request and so cached briefly. An unlink or a rotation through this
+ * process applies here at once; other processes see it within LINK_CACHE_TTL_MS.
  */
 export class CertificateLinkCache {
   readonly #db: Db;
   readonly #clock: Clock;
-  readonly #entries = new Lru<string, { link: Link | null; at: number }>(10_000);
+  readonly #entries = new Lru<string, { link: Link | null; at: number; generation: number }>(10_000);
+  /** Raised by every invalidation; an entry read before its account's last one is stale. */
+  #generation = 0;
+  readonly #accountChanged = new Lru<bigint, number>(10_000);
 
   constructor(db: Db, clock: Clock) {
     this.#db = db;
@@ -31,14 +39,24 @@ export class CertificateLinkCache {
     const key = `${accountId}:${fingerprint}`;
     const now = this.#clock.now().getTime();
     const hit = this.#entries.get(key);
-    if (hit && now - hit.at < LINK_CACHE_TTL_MS && now >= hit.at) return hit.link;
+    if (hit && now - hit.at < LINK_CACHE_TTL_MS && now >= hit.at && hit.generation >= (this.#accountChanged.get(accountId) ?? 0)) return hit.link;
+    // Taken before the read: an invalidation while it is in flight makes its answer stale.
+    const generation = this.#generation;
     const row = await findLinkedCertificate(this.#db, accountId, fingerprint);
-    const link = row ? { notBefore: row.not_before, notAfter: row.not_after, active: row.status === 'ACTIVE' } : null;
-    this.#entries.set(key, { link, at: now });
+    const link = row
+      ? { notBefore: row.not_before, notAfter: row.not_after, active: row.status === 'ACTIVE', secretVersion: row.client_secret_version }
+      : null;
+    this.#entries.set(key, { link, at: now, generation });
     return link;
   }
 
   invalidate(accountId: bigint, fingerprint: string): void {
     this.#entries.delete(`${accountId}:${fingerprint}`);
+    this.#accountChanged.set(accountId, ++this.#generation);
+  }
+
+  /** Every cached link of the account, after its client secret was rotated. */
+  invalidateAccount(accountId: bigint): void {
+    this.#accountChanged.set(accountId, ++this.#generation);
   }
 }

@@ -31,11 +31,3 @@ export async function verifySecret(secret: string, stored: string): Promise<bool
   });
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
-
-/** A hash of a random secret, compared against when the client id is unknown, so that an
- * unknown client takes as long as a wrong secret. */
-let decoy: Promise<string> | undefined;
-export function decoyHash(): Promise<string> {
-  decoy ??= hashSecret(randomBytes(32).toString('base64url'));
-  return decoy;
-}

@@ -3,9 +3,8 @@ import { badRequest, forbidden, unauthorized } from '../../http/errors.ts';
 import type { PresentedCertificate } from '../../http/client-certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isCurrentlyValid } from '../../lib/certificate.ts';
-import { findAccountByClientId, findCertificate } from '../accounts/repo.ts';
+import { findCertificateHolder } from '../accounts/repo.ts';
 import type { SecretChecks } from './secret-checks.ts';
-import { decoyHash } from './secrets.ts';
 import type { TokenService } from './tokens.ts';
 
 export interface TokenDeps {
@@ -15,33 +14,48 @@ export interface TokenDeps {
   readonly secrets: SecretChecks;
 }
 
-const credentialsInvalid = () => unauthorized('INVALID_CLIENT', 'Invalid client credentials');
-
 /**
  * Client credentials plus a linked certificate give a certificate-bound access token.
- * Credentials are checked first (the same work whether or not the client exists), then the
- * certificate: unknown 403, another account's 401, expired 401. `source` is the caller's
- * address: one that failed too often lately gets 429 before anything is checked.
+ *
+ * Everything that needs no slow hash comes first, so that only the holder of a certificate
+ * linked to the client id's own account can make the service hash a secret: a source with too
+ * many recent failures 429, a certificate linked to no account 403, one linked to another account
+ * than the client id's 401 (the same answer whether or not that client id exists), an expired
+ * one 401. Then the attempt is counted against the source, the certificate and the client id
+ * (429 when one is spent), and the secret is hashed. `source` is the caller's address, an IPv6
+ * one as its /64 (client-certificate.ts failureSource).
  */
 export async function issueToken(deps: TokenDeps, presented: PresentedCertificate, clientId: string, clientSecret: string, source: string) {
   if (presented.kind === 'absent' || presented.kind === 'malformed') throw badRequest('CERTIFICATE_REQUIRED', presented.reason);
   if (presented.kind === 'untrusted') throw unauthorized('CERTIFICATE_UNTRUSTED', presented.reason);
-  await deps.secrets.admit(source, deps.clock.now().getTime());
-  const account = await findAccountByClientId(deps.db, clientId);
-  const secretOk = await deps.secrets.verify(clientSecret, account?.client_secret_hash ?? (await decoyHash()));
-  if (!account || !secretOk || account.status !== 'ACTIVE') {
-    await deps.secrets.failed(source, deps.clock.now().getTime());
-    throw credentialsInvalid();
-  }
+  const now = () => deps.clock.now().getTime();
+  await deps.secrets.admitSource(source, now());
 
   const cert = presented.certificate;
-  const linked = await findCertificate(deps.db, cert.fingerprint);
-  if (!linked) throw forbidden('CERTIFICATE_NOT_LINKED', 'Certificate is not linked to the account');
-  if (linked.account_id !== account.id) {
-    throw unauthorized('CERTIFICATE_OTHER_ACCOUNT', 'Certificate is bound to another account');
+  const holder = await findCertificateHolder(deps.db, cert.fingerprint);
+  if (!holder) {
+    await deps.secrets.failed({ source }, now());
+    throw forbidden('CERTIFICATE_NOT_LINKED', 'Certificate is not linked to the account');
+  }
+  if (holder.client_id !== clientId) {
+    await deps.secrets.failed({ source, certificate: cert.fingerprint }, now());
+    throw unauthorized('CERTIFICATE_OTHER_ACCOUNT', 'Certificate is bound to another account than these client credentials');
   }
   if (!isCurrentlyValid(cert, deps.clock.now())) throw unauthorized('CERTIFICATE_EXPIRED', 'Certificate has expired or is not yet valid');
 
-  const { token, expiresIn } = await deps.tokens.issue(account.id, cert.thumbprint);
+  const attempt = await deps.secrets.reserve({ source, certificate: cert.fingerprint, client: holder.client_id }, now());
+  let secretOk: boolean;
+  try {
+    secretOk = await deps.secrets.verify(clientSecret, holder.client_secret_hash);
+  } catch (error) {
+    // Refused for load (503), not for the secret: not a failed attempt.
+    await attempt.release();
+    throw error;
+  }
+  // A failed attempt stays counted.
+  if (!secretOk || holder.status !== 'ACTIVE') throw unauthorized('INVALID_CLIENT', 'Invalid client credentials');
+  await attempt.release();
+
+  const { token, expiresIn } = await deps.tokens.issue(holder.id, cert.thumbprint, holder.client_secret_version);
   return { access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn };
 }

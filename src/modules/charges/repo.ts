@@ -76,7 +76,7 @@ export interface NewCharge {
 
 const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
 
-/** Inserts a charge; a txid already taken (by any account) raises the unique violation. */
+/** Inserts a charge; a txid the account already holds raises the unique violation (another account's does not). */
 export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<ChargeRow> {
   return db
     .insertInto('charges')
@@ -99,9 +99,10 @@ export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<C
     .executeTakeFirstOrThrow();
 }
 
+/** The unique violation of a txid the account already holds (migration 0013: unique per account). */
 export function isTxidTaken(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string; message?: string };
-  return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('charges_txid_key');
+  return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('charges_txid_account_key');
 }
 
 function withPayment(db: DbExecutor) {
@@ -121,9 +122,15 @@ export function findCharge(db: DbExecutor, accountId: bigint, txid: string): Pro
   return withPayment(db).where('charges.account_id', '=', accountId).where('charges.txid', '=', txid).executeTakeFirst();
 }
 
-/** Locks the charge row until the transaction ends: a payment and a revision take turns. */
-export function lockCharge(trx: Trx, txid: string): Promise<ChargeRow | undefined> {
-  return trx.selectFrom('charges').select(COLUMNS).where('txid', '=', txid).forUpdate().executeTakeFirst();
+/** Locks the account's charge row until the transaction ends: a payment and a revision take turns. */
+export function lockCharge(trx: Trx, accountId: bigint, txid: string): Promise<ChargeRow | undefined> {
+  return trx.selectFrom('charges').select(COLUMNS).where('txid', '=', txid).where('account_id', '=', accountId).forUpdate().executeTakeFirst();
+}
+
+/** Up to `limit` accounts holding a charge with this txid (the sandbox payer names one when several do). */
+export async function accountsWithTxid(db: DbExecutor, txid: string, limit: number): Promise<bigint[]> {
+  const rows = await db.selectFrom('charges').select('account_id').where('txid', '=', txid).orderBy('account_id').limit(limit).execute();
+  return rows.map((r) => r.account_id);
 }
 
 export interface ChargeChanges {
@@ -179,8 +186,10 @@ export interface ChargeFilter {
   now: Date;
 }
 
-function filtered(db: DbExecutor, f: ChargeFilter) {
-  let q = withPayment(db)
+/** The account's charges of the interval that pass the filters: a range of its index (account_id, created_at). */
+function matching(db: DbExecutor, f: ChargeFilter) {
+  let q = db
+    .selectFrom('charges')
     .where('charges.account_id', '=', f.accountId)
     .where('charges.created_at', '>=', f.from)
     .where('charges.created_at', '<=', f.to);
@@ -190,19 +199,37 @@ function filtered(db: DbExecutor, f: ChargeFilter) {
   return q;
 }
 
-/** A page of the account's charges, newest first with ties broken by id, and how many match. */
+/**
+ * A page of the account's charges, newest first with ties broken by id, and how many match, in
+ * one statement. The page's ids are found first and only they are read whole: skipping to a deep
+ * page walks the index alone (its entries hold created_at and id), not 1000 rows of the table per
+ * page skipped.
+ */
 export async function listCharges(db: DbExecutor, f: ChargeFilter, page: { offset: number; limit: number }) {
-  const rows: ChargeWithPayment[] = await filtered(db, f)
+  const ids = matching(db, f)
+    .select(['charges.id', 'charges.created_at'])
     .orderBy('charges.created_at', 'desc')
     .orderBy('charges.id', 'desc')
     .offset(page.offset)
-    .limit(page.limit)
-    .execute();
-  const { total } = await filtered(db, f)
-    .clearSelect()
-    .select((eb) => eb.fn.countAll<bigint>().as('total'))
-    .executeTakeFirstOrThrow();
-  return { rows, total: Number(total) };
+    .limit(page.limit);
+  const counted = matching(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
+  const columns = sql.join([
+    ...COLUMNS.map((c) => sql.ref(c)),
+    sql`transactions.end_to_end_id as pix_end_to_end_id`,
+    sql`transactions.amount_centavos as pix_amount_centavos`,
+    sql`transactions.processed_at as pix_at`,
+  ]);
+  const result = await sql<ChargeWithPayment & { total: bigint }>`
+    with page as (${ids}), counted as (${counted})
+    select ${columns}, counted.total
+      from counted
+      left join (page join charges on charges.id = page.id left join transactions on transactions.id = charges.paid_transaction_id) on true
+     order by page.created_at desc, page.id desc`.execute(db);
+  const total = Number(result.rows[0]?.total ?? 0);
+  return {
+    rows: result.rows.filter((r) => r.id !== null).map(({ total: _total, ...row }): ChargeWithPayment => row),
+    total,
+  };
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { LIST_LIMITS } from '../../http/list-queries.ts';
 import { ADMIN_SECURITY, BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
-import { chargeQrCode, createCharge, getCharge, listChargesOf, payCharge, reviseCharge, type ChargesDeps } from './service.ts';
+import { chargeQrCode, createCharge, getCharge, listChargesOf, payCharge, reviseCharge, type ChargeListDeps, type ChargesDeps } from './service.ts';
 import { chargeView } from './views.ts';
 
-export type { ChargesDeps } from './service.ts';
+export type { ChargeListDeps, ChargesDeps } from './service.ts';
 
 const TXID_PATTERN = '^[a-zA-Z0-9]{26,35}$';
 const TxidParams = Type.Object({ txid: Type.String({ pattern: TXID_PATTERN, description: 'Charge id: 26 to 35 characters of [a-zA-Z0-9]' }) });
@@ -82,7 +83,7 @@ const Charge = Type.Object({
 const ListQuery = Type.Object(
   {
     inicio: Type.String({ format: 'date-time', description: 'Charges created from this instant (RFC 3339)' }),
-    fim: Type.String({ format: 'date-time', description: 'up to this instant, inclusive (RFC 3339)' }),
+    fim: Type.String({ format: 'date-time', description: 'up to this instant, inclusive (RFC 3339), at most 31 days after inicio' }),
     cpf: Type.Optional(Cpf),
     cnpj: Type.Optional(Cnpj),
     status: Type.Optional(Status),
@@ -119,7 +120,7 @@ const QrImage = {
 
 /** The account holder's charge (cob) endpoints. */
 export const chargeRoutes =
-  (deps: ChargesDeps): FastifyPluginAsyncTypebox =>
+  (deps: ChargeListDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const common = { tags: ['Charges'], security: BEARER_SECURITY };
 
@@ -130,7 +131,7 @@ export const chargeRoutes =
           ...common,
           operationId: 'createCharge',
           summary: 'Create an immediate charge with your txid',
-          description: 'A txid already used (by any account, even with the same body) is 409.',
+          description: "A txid this account already used (even with the same body) is 409; other accounts' txids are invisible and never collide.",
           params: TxidParams,
           body: ChargeBody,
           response: { 201: Charge, ...errorResponses(400, 401, 409, 415, 422) },
@@ -174,9 +175,11 @@ export const chargeRoutes =
           ...common,
           operationId: 'listCharges',
           summary: "List the account's charges created in an interval",
-          description: 'Newest first. `status` matches the status the charge reads with now (an expired ATIVA one is REMOVIDA_PELO_PSP).',
+          description:
+            'Newest first; `inicio` and `fim` at most 31 days apart. `status` matches the status the charge reads with now (an expired ATIVA ' +
+            `one is REMOVIDA_PELO_PSP). ${LIST_LIMITS}`,
           querystring: ListQuery,
-          response: { 200: ListResponse, ...errorResponses(400, 401) },
+          response: { 200: ListResponse, ...errorResponses(400, 401, 429, 503) },
         },
       },
       async (request) => {
@@ -240,6 +243,9 @@ const PayBody = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    accountId: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'The account whose charge is paid; needed when several accounts have a charge with this txid' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -263,10 +269,12 @@ export const sandboxChargeRoutes =
           security: ADMIN_SECURITY,
           operationId: 'sandboxPayCharge',
           summary: 'A payer pays an ATIVA charge with its exact amount',
-          description: 'Without `payer`, a fixed sandbox payer pays. A charge not ATIVA is 422.',
+          description:
+            'Without `payer`, a fixed sandbox payer pays. A txid is unique per account: when several accounts have a charge with it, ' +
+            '`accountId` names which (else 409 TXID_AMBIGUOUS). A charge not ATIVA is 422.',
           params: TxidParams,
           body: PayBody,
-          response: { 201: Type.Object({ endToEndId: Type.String(), transactionId: Type.Integer() }), ...errorResponses(400, 401, 404, 415, 422) },
+          response: { 201: Type.Object({ endToEndId: Type.String(), transactionId: Type.Integer() }), ...errorResponses(400, 401, 404, 409, 415, 422) },
         },
         preValidation: async (request) => {
           request.body ??= {};
@@ -274,7 +282,9 @@ export const sandboxChargeRoutes =
       },
       async (request, reply) => {
         const now = deps.clock.now();
-        const paid = await payCharge(deps, { txid: request.params.txid, payer: sandboxPayer(request.body.payer), at: now, now });
+        const { accountId, payer } = request.body;
+        const owner = accountId === undefined ? undefined : BigInt(accountId);
+        const paid = await payCharge(deps, { txid: request.params.txid, accountId: owner, payer: sandboxPayer(payer), at: now, now });
         return reply.status(201).send(paid);
       },
     );

@@ -1,17 +1,19 @@
 import QRCode from 'qrcode';
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
 import { assert } from '../../lib/assert.ts';
 import { BRCODE_MAX_AMOUNT_CENTAVOS, BRCODE_NAME_MAX_LENGTH, BrCodeError, brCodeDescriptionRoom, buildBrCode, normalizeBrCodeText } from '../../lib/brcode.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { documentType, isValidCnpj, isValidCpf, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier, randomAlphanumeric } from '../../lib/ids.ts';
-import { parseDateBound } from '../../lib/dates.ts';
+import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { findKey } from '../directory/repo.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { receivePix } from '../settlement/service.ts';
+import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
 import * as repo from './repo.ts';
 import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional } from './repo.ts';
 
@@ -19,6 +21,13 @@ export interface ChargesDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly ispb: string;
+  /** Draws the txid of POST /cob (tests make it collide). */
+  readonly newTxid?: () => string;
+}
+
+/** GET /cob runs with the account lists' connections and limits. */
+export interface ChargeListDeps extends ChargesDeps {
+  readonly lists: ListQueries;
 }
 
 /** The merchant city of every BR Code this service issues (field 60). */
@@ -133,9 +142,11 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
   const merchant = await merchantName(deps.db, accountId);
   const solicitacaoPagador = input.solicitacaoPagador ?? null;
   const now = deps.clock.now();
-  // A generated txid that collides (32 random alphanumerics: in theory only) is drawn again.
+  // A generated txid that one of the account's charges already has (32 random alphanumerics: in
+  // theory only) is drawn again; another account's charges do not count.
+  const draw = deps.newTxid ?? (() => randomAlphanumeric(GENERATED_TXID_LENGTH));
   for (let attempt = 0; ; attempt++) {
-    const id = txid ?? randomAlphanumeric(GENERATED_TXID_LENGTH);
+    const id = txid ?? draw();
     try {
       return await repo.insertCharge(deps.db, {
         accountId,
@@ -152,7 +163,7 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
       });
     } catch (error) {
       if (!repo.isTxidTaken(error)) throw error;
-      if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge with this txid already exists');
+      if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
     }
   }
 }
@@ -190,20 +201,23 @@ function instant(text: string, field: string): Date {
   return parsed.at;
 }
 
-/** GET /cob: the account's charges created in [inicio, fim], as BCB's API Pix lists them. */
-export async function listChargesOf(deps: ChargesDeps, accountId: bigint, query: ChargeListQuery) {
+/**
+ * GET /cob: the account's charges created in [inicio, fim], at most 31 days apart (decisions.md),
+ * as BCB's API Pix lists them.
+ */
+export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, query: ChargeListQuery) {
   const from = instant(query.inicio, 'inicio');
   const to = instant(query.fim, 'fim');
   if (to.getTime() < from.getTime()) throw badRequest('INVALID_INTERVAL', 'fim must not be before inicio');
+  if (to.getTime() - from.getTime() > MAX_INTERVAL_DAYS * DAY_MS) {
+    throw badRequest('INTERVAL_TOO_LONG', `inicio and fim are at most ${MAX_INTERVAL_DAYS} days apart`);
+  }
   if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
   const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
   const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
   const now = deps.clock.now();
-  const { rows, total } = await repo.listCharges(
-    deps.db,
-    { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now },
-    { offset: paginaAtual * itensPorPagina, limit: itensPorPagina },
-  );
+  const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now };
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listCharges(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
   const parametros = {
     inicio: from.toISOString(),
     fim: to.toISOString(),
@@ -242,8 +256,8 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
   const checked = revisionChanges(input);
   const now = deps.clock.now();
   const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow>> => {
-    const row = await repo.lockCharge(trx, txid);
-    if (!row || row.account_id !== accountId) throw chargeNotFound();
+    const row = await repo.lockCharge(trx, accountId, txid);
+    if (!row) throw chargeNotFound();
     const refused = await requireActive(trx, row, now, now, (status) => badRequest('CHARGE_NOT_ACTIVE', `charge is not ATIVA (it is ${status})`));
     if (refused) return { ok: false, error: refused };
     const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
@@ -271,7 +285,10 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
 
 export interface ChargePayment {
   txid: string;
-  /** The account owning the key the PIX was sent to: the charge must be one of its own. */
+  /**
+   * The account whose charge is paid: the owner of the key the PIX was sent to, or the one the
+   * sandbox payer names. Absent, the one account holding the txid (txids are unique per account).
+   */
   accountId?: bigint | undefined;
   /** Absent: exactly the charge's amount. */
   amountCentavos?: bigint | undefined;
@@ -287,6 +304,13 @@ export interface PaidCharge {
   transactionId: bigint;
 }
 
+/** The one account holding a charge with this txid; null when none does, a 409 when several do. */
+async function holderOf(trx: Trx, txid: string): Promise<bigint | null | AppError> {
+  const holders = await repo.accountsWithTxid(trx, txid, 2);
+  if (holders.length > 1) return conflict('TXID_AMBIGUOUS', 'Several accounts have a charge with this txid: name one with accountId');
+  return holders[0] ?? null;
+}
+
 /**
  * Pays a charge in the caller's transaction: locks it, checks it is ATIVA at the payment time
  * and the amount, credits the account (PAYMENT row), concludes the charge and writes the
@@ -294,10 +318,10 @@ export interface PaidCharge {
  * charge is stored REMOVIDA_PELO_PSP) and then throws it.
  */
 export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promise<Refusable<PaidCharge>> {
-  const charge = await repo.lockCharge(trx, p.txid);
-  if (!charge || (p.accountId !== undefined && charge.account_id !== p.accountId)) {
-    return { ok: false, error: notFound('CHARGE_NOT_FOUND', 'Charge not found for this key') };
-  }
+  const owner = p.accountId ?? (await holderOf(trx, p.txid));
+  if (owner instanceof AppError) return { ok: false, error: owner };
+  const charge = owner === null ? undefined : await repo.lockCharge(trx, owner, p.txid);
+  if (!charge) return { ok: false, error: notFound('CHARGE_NOT_FOUND', 'Charge not found for this key') };
   if (p.at.getTime() < charge.created_at.getTime()) {
     return { ok: false, error: unprocessable('CHARGE_NOT_ACTIVE', 'The charge did not exist yet at the payment time') };
   }

@@ -40,3 +40,24 @@ export async function insertKey(db: DbExecutor, entry: DirectoryEntry): Promise<
 export function findKey(db: DbExecutor, key: string) {
   return db.selectFrom('dict_keys').select(['key', 'account_id']).where('key', '=', key).executeTakeFirst();
 }
+
+/** An account's keys, oldest first (an account holds at most 20). */
+export function listAccountKeys(db: DbExecutor, accountId: bigint) {
+  return db
+    .selectFrom('dict_keys')
+    .select(['key', 'key_type'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('key')
+    .limit(20)
+    .execute();
+}
+
+/** What a payer is shown of a key before paying it. */
+export function findEntry(db: DbExecutor, key: string) {
+  return db
+    .selectFrom('dict_keys')
+    .select(['key', 'key_type', 'owner_name', 'owner_document', 'ispb', 'bank_name'])
+    .where('key', '=', key)
+    .executeTakeFirst();
+}

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../http/errors.ts';
 import { errorResponses } from '../../http/schemas.ts';
-import { appliedVersion, LATEST_MIGRATION } from '../../db/migrate.ts';
+import { appliedVersion, LATEST_MIGRATION, pendingMigrations } from '../../db/migrate.ts';
 
 export const healthRoutes =
   (deps: { db: Db }): FastifyPluginAsyncTypebox =>
@@ -33,13 +33,15 @@ export const healthRoutes =
       },
       async () => {
         let version: number;
+        let pending: number[];
         try {
           version = await appliedVersion(deps.db);
+          pending = await pendingMigrations(deps.db);
         } catch {
           throw new AppError(503, 'DATABASE_UNAVAILABLE', 'Database is not reachable');
         }
-        if (version < LATEST_MIGRATION) {
-          throw new AppError(503, 'MIGRATIONS_PENDING', `Migrations pending: at ${version}, expected ${LATEST_MIGRATION}`);
+        if (pending.length > 0) {
+          throw new AppError(503, 'MIGRATIONS_PENDING', `Migrations pending: ${pending.join(', ')} (at ${version}, expected ${LATEST_MIGRATION})`);
         }
         return { status: 'ready' as const, migration: version };
       },

@@ -15,6 +15,7 @@ const MAX_ACCOUNTS = 256;
  * that arrive meanwhile wait and go together in the next statement (one round trip for all).
  * Never stale: a request is only answered by a statement that started after it arrived, so it
  * sees every movement committed before it was made. Nothing is cached.
+ * Why, and what was measured: docs/decisions/0018-balance-reads-coalesced.md.
  */
 export class BalanceReader {
   readonly #db: Db;

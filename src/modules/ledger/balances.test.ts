@@ -189,7 +189,7 @@ describe('balances', () => {
   it('a posting that would overdraw is a 422 AppError and changes nothing', async () => {
     const before = await seen(c);
     const ledgerBefore = await t.db.selectFrom('ledger_transactions').select('id').execute();
-    const refused = (e: unknown) => e instanceof AppError && e.statusCode === 422 && e.code === 'INSUFFICIENT_FUNDS';
+    const refused = (e: unknown) => e instanceof AppError && e.statusCode === 422 && e.code === 'INSUFFICIENT_BALANCE';
     const availableCentavos = toCentavos(before.available);
     const blockedCentavos = toCentavos(before.blocked);
 

@@ -45,6 +45,7 @@ export interface Balances {
  * The balances of several accounts in one statement; an account with no ledger accounts is absent.
  * One text whatever the number of accounts, prepared once per connection: parsing and planning
  * the statement cost PostgreSQL more than running it, on the path of every balance read.
+ * Why, and what was measured: docs/decisions/0018-balance-reads-coalesced.md.
  */
 export async function holdersBalances(db: DbExecutor, accountIds: readonly bigint[]): Promise<Map<bigint, Balances>> {
   const { rows } = await sql<{ account_id: bigint; available: bigint | null; blocked: bigint | null }>`${sql.raw(PREPARED)}

@@ -6,7 +6,7 @@ import { applyPosting, type Posting } from './repo.ts';
 export type { Posting } from './repo.ts';
 export { BLOCKED_SHARDS, createHolderLedgerAccounts, holderBalances, holderLedgerAccountIds, systemLedgerAccountId } from './repo.ts';
 
-export const insufficientFunds = () => new AppError(422, 'INSUFFICIENT_FUNDS', 'Insufficient balance');
+export const insufficientFunds = () => new AppError(422, 'INSUFFICIENT_BALANCE', 'Insufficient balance');
 
 /**
  * Moves money: the only way a balance changes. Runs in the caller's transaction, together with

@@ -67,3 +67,57 @@ export function closeMed(trx: Trx, medId: bigint, status: 'ACCEPTED' | 'REJECTED
     .returningAll()
     .executeTakeFirstOrThrow();
 }
+
+export interface MedFilter {
+  accountId: bigint;
+  /** Inclusive. */
+  from: Date;
+  /** Exclusive. */
+  to: Date;
+  status?: 'OPEN' | 'ACCEPTED' | 'REJECTED' | undefined;
+}
+
+/** A MED with the disputed PIX's end-to-end id and the refund an accepted one made. */
+function withParts(db: DbExecutor) {
+  return db
+    .selectFrom('meds as m')
+    .innerJoin('transactions as t', 't.id', 'm.transaction_id')
+    .leftJoin('refunds as r', 'r.id', 'm.refund_id')
+    .select([
+      'm.id',
+      'm.account_id',
+      'm.transaction_id',
+      'm.amount_centavos',
+      'm.reason',
+      'm.details',
+      'm.status',
+      'm.created_at',
+      'm.closed_at',
+      't.end_to_end_id',
+      'r.refund_id as refund_client_id',
+      'r.rtr_id as refund_rtr_id',
+      'r.natureza as refund_natureza',
+      'r.status as refund_status',
+    ]);
+}
+
+export type AccountMedRow = Awaited<ReturnType<ReturnType<typeof withParts>['executeTakeFirstOrThrow']>>;
+
+/** The account's MED with that id; another account's is not found. */
+export function findAccountMed(db: DbExecutor, accountId: bigint, medId: bigint) {
+  return withParts(db).where('m.account_id', '=', accountId).where('m.id', '=', medId).executeTakeFirst();
+}
+
+/** A page of the account's MEDs opened in the interval, newest first (ties by id), and how many match. */
+export async function listAccountMeds(db: DbExecutor, f: MedFilter, page: { offset: number; limit: number }) {
+  const filtered = <Q extends ReturnType<typeof withParts>>(q: Q) => {
+    let out = q.where('m.account_id', '=', f.accountId).where('m.created_at', '>=', f.from).where('m.created_at', '<', f.to);
+    if (f.status !== undefined) out = out.where('m.status', '=', f.status);
+    return out;
+  };
+  const [rows, counted] = await Promise.all([
+    filtered(withParts(db)).orderBy('m.created_at', 'desc').orderBy('m.id', 'desc').offset(page.offset).limit(page.limit).execute(),
+    filtered(withParts(db)).clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(counted.total) };
+}

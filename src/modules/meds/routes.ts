@@ -1,11 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ADMIN_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
-import { closeMed, openMed, type MedDeps } from './service.ts';
+import { ADMIN_SECURITY, BEARER_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
+import { LIST_LIMITS, type ListQueries } from '../../http/list-queries.ts';
+import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
+import { Metadata } from '../transactions/routes.ts';
+import { closeMed, getAccountMed, listAccountMeds, openMed, type MedDeps } from './service.ts';
 
 const Reason = Type.Union([Type.Literal('FRAUD'), Type.Literal('OPERATIONAL_FLAW')], {
   description: 'FRAUD (refund natureza MED_FRAUDE) or OPERATIONAL_FLAW (MED_OPERACIONAL)',
 });
+
+const MedStatus = Type.Union([Type.Literal('OPEN'), Type.Literal('ACCEPTED'), Type.Literal('REJECTED')]);
 
 /** The MED as its webhooks carry it. */
 export const Med = Type.Object({
@@ -16,7 +21,7 @@ export const Med = Type.Object({
   currency: Type.Literal('BRL'),
   reason: Reason,
   details: Nullable(Type.String()),
-  status: Type.Union([Type.Literal('OPEN'), Type.Literal('ACCEPTED'), Type.Literal('REJECTED')]),
+  status: MedStatus,
   createdAt: Timestamp(),
   closedAt: Nullable(Timestamp()),
   refund: Type.Union([
@@ -24,6 +29,53 @@ export const Med = Type.Object({
     Type.Null(),
   ]),
 });
+
+const DateParam = (description: string) => Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description });
+
+/** The account holder reads the MED disputes opened against the PIX it received. */
+export const medRoutes =
+  (deps: Pick<MedDeps, 'db' | 'clock'> & { lists: ListQueries }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const common = { tags: ['MED'], security: BEARER_SECURITY };
+    app.get(
+      '/api/meds',
+      {
+        schema: {
+          ...common,
+          operationId: 'listMeds',
+          summary: 'List the MED disputes opened against the account',
+          description:
+            'Newest first (ties by id), opened between startDate and endDate (at most 31 days apart; default the last 31 days), ' +
+            `optionally of one status. Each item is the \`data\` of the MED webhooks. ${LIST_LIMITS}`,
+          querystring: Type.Object(
+            {
+              page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '1-indexed (default 1)' })),
+              size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size, at most 100 (default 20)' })),
+              status: Type.Optional(MedStatus),
+              startDate: Type.Optional(DateParam('Date (São Paulo) or timestamp; default 31 days before endDate')),
+              endDate: Type.Optional(DateParam('Date (inclusive, São Paulo) or timestamp; default now')),
+            },
+            { additionalProperties: false },
+          ),
+          response: { 200: Type.Object({ data: Type.Array(Med), metadata: Metadata }), ...errorResponses(400, 401, 429, 503) },
+        },
+      },
+      async (request) => listAccountMeds(deps, request.accountId, request.query),
+    );
+    app.get(
+      '/api/meds/:id',
+      {
+        schema: {
+          ...common,
+          operationId: 'getMed',
+          summary: 'A MED dispute of the account',
+          params: Type.Object({ id: IdParam('MED id') }),
+          response: { 200: Med, ...errorResponses(400, 401, 404) },
+        },
+      },
+      async (request) => getAccountMed(deps, request.accountId, BigInt(request.params.id)),
+    );
+  };
 
 /** Sandbox: MED disputes opened by the payer's institution, and their outcome. */
 export const sandboxMedRoutes =

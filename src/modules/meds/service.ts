@@ -6,6 +6,8 @@ import { holderLedgerAccountIds, post } from '../ledger/service.ts';
 import { medPayload, type MedRefund } from '../notifications/payloads.ts';
 import { enqueue } from '../notifications/repo.ts';
 import { committedAmount, lockReceived, lockReceivedById, type ReceivedRow } from '../refunds/repo.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
+import { interval, pageMetadata, type ListQuery } from '../transactions/service.ts';
 import { createRefund } from '../refunds/service.ts';
 import * as repo from './repo.ts';
 
@@ -96,4 +98,36 @@ export async function closeMed(deps: MedDeps, medId: bigint, decision: 'accept' 
   });
   if (decision === 'accept') deps.onHighPriority?.();
   return result;
+}
+
+/** The MED as the account holder reads it: the payload its webhooks carry. */
+function accountView(row: repo.AccountMedRow) {
+  const refund: MedRefund | null =
+    row.refund_client_id === null
+      ? null
+      : { id: row.refund_client_id, rtrId: row.refund_rtr_id!, natureza: row.refund_natureza!, status: row.refund_status! };
+  return medPayload(row, { id: row.transaction_id, end_to_end_id: row.end_to_end_id }, refund).data;
+}
+
+export async function getAccountMed(deps: Pick<MedDeps, 'db'>, accountId: bigint, medId: bigint) {
+  const row = await repo.findAccountMed(deps.db, accountId, medId);
+  if (!row) throw medNotFound();
+  return accountView(row);
+}
+
+export interface MedListQuery extends Pick<ListQuery, 'page' | 'size' | 'startDate' | 'endDate'> {
+  status?: 'OPEN' | 'ACCEPTED' | 'REJECTED' | undefined;
+}
+
+/**
+ * The account's MEDs opened in an interval of at most 31 days (the last 31 by default), newest
+ * first: on the list connections, within the account's limit of lists at once.
+ */
+export async function listAccountMeds(deps: Pick<MedDeps, 'clock'> & { lists: ListQueries }, accountId: bigint, query: MedListQuery) {
+  const page = query.page ?? 1;
+  const size = query.size ?? 20;
+  const { from, to } = interval(query, deps.clock.now(), 31);
+  const filter = { accountId, from, to, status: query.status };
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listAccountMeds(db, filter, { offset: (page - 1) * size, limit: size }));
+  return { data: rows.map(accountView), metadata: pageMetadata(page, size, total) };
 }

@@ -42,8 +42,8 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
        order by e.n
       returning id, account_id, event_type, transaction_id, message_id, created_at)
     insert into webhook_deliveries
-      (outbox_id, account_id, webhook_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
-    select o.id, o.account_id, w.id, w.url, o.message_id, 'PENDING', 0, o.created_at, o.created_at, o.event_type, o.transaction_id
+      (outbox_id, account_id, webhook_id, destination_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
+    select o.id, o.account_id, w.id, w.destination_id, w.url, o.message_id, 'PENDING', 0, o.created_at, o.created_at, o.event_type, o.transaction_id
       from o join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
      order by o.id, w.id`.execute(trx);
 }

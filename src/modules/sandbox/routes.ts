@@ -69,7 +69,7 @@ export const sandboxRoutes =
                 },
                 { additionalProperties: false },
               ),
-              txid: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{26,35}$', description: 'Pays this charge' })),
+              txid: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{26,35}$', description: 'Pays the charge with this txid of the account owning pixKey' })),
               receivedAt: Type.Optional(Timestamp('Back-dates the receipt (to test the refund window)')),
               description: Type.Optional(Type.String({ maxLength: 140 })),
             },

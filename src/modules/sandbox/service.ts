@@ -86,7 +86,8 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   const accountId = key.account_id;
   const payerIspb = input.payer.ispb ?? SANDBOX_PAYER_ISPB;
   if (input.txid !== undefined) {
-    // A charge payment: checked (ATIVA at receivedAt, amount) and concluded with the credit.
+    // A charge payment, of the charge with this txid of the key's account (txids are unique per
+    // account): checked (ATIVA at receivedAt, amount) and concluded with the credit.
     return payCharge(deps, {
       txid: input.txid,
       accountId,

@@ -90,6 +90,7 @@ async function runBatch(deps: SettlementDeps, force: boolean, limit: number): Pr
  * pix_settle_batch claims with SKIP LOCKED and posts, then the notifications are written, so
  * several workers never settle a transfer twice and a worker that dies mid-batch leaves
  * nothing half done.
+ * Why, and what was measured: docs/decisions/0012-set-based-settlement.md.
  */
 export async function settleDue(deps: SettlementDeps, options: { force?: boolean; limit?: number } = {}): Promise<SettlementResult> {
   const limit = options.limit ?? 200;

@@ -165,6 +165,9 @@ describe('settlement', () => {
     assert.equal(payload.data.status, 'ERROR');
     assert.equal(payload.data.errorReason, REASON_REJECTED);
     assert.equal(payload.data.id, sent.id);
+    // The account holder reads why in the status view too.
+    const view = await t.app.inject({ method: 'GET', url: `/api/pix/transaction/${sent.id}`, headers: payer.headers });
+    assert.deepEqual([view.statusCode, view.json().status, view.json().errorReason], [200, 'ERROR', REASON_REJECTED]);
     assert.equal(payload.data.endToEndId, sent.endToEndId);
     assert.deepEqual(payload.data.payment, { amount: '10.50', currency: 'BRL' });
     // The void is one ledger entry under the transfer's end-to-end id; nothing went to the network.

@@ -35,6 +35,7 @@ const COLUMNS = [
   'created_at',
   'updated_at',
   'processed_at',
+  'error_reason',
 ] as const;
 
 function filtered(db: DbExecutor, f: ListFilter) {
@@ -45,7 +46,13 @@ function filtered(db: DbExecutor, f: ListFilter) {
     .where('created_at', '<', f.to);
   if (f.status) q = q.where('status', '=', f.status);
   if (f.type) q = q.where('type', '=', f.type);
-  if (f.externalId !== undefined) q = q.where('external_id', '=', f.externalId);
+  // In two halves, as findByIdentifier does, so that each finds its partial index (migration 0006).
+  if (f.externalId !== undefined) {
+    const externalId = f.externalId;
+    q = q.where((eb) =>
+      eb.or([eb.and([eb('external_id', '=', externalId), eb('type', '=', 'WITHDRAW')]), eb.and([eb('external_id', '=', externalId), eb('type', '<>', 'WITHDRAW')])]),
+    );
+  }
   if (f.endToEndId !== undefined) q = q.where('end_to_end_id', '=', f.endToEndId);
   if (f.pixKey !== undefined) q = q.where('pix_key', '=', f.pixKey);
   return q;

@@ -1,21 +1,30 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { LIST_LIMITS } from '../../http/list-queries.ts';
 import { BEARER_SECURITY, errorResponses, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { findOne, listForAccount, type TransactionsDeps } from './service.ts';
-import { listView, statusView } from './views.ts';
+import { listView, STATUS_LABELS, statusView, TYPE_LABELS } from './views.ts';
 
 const Status = Type.Union([Type.Literal('PENDING'), Type.Literal('CONFIRMED'), Type.Literal('ERROR')]);
-const Kind = Type.Union([Type.Literal('PAYMENT'), Type.Literal('WITHDRAW'), Type.Literal('REFUND_IN'), Type.Literal('REFUND_OUT')]);
+const STATUS_CODES = ['PENDING', 'CONFIRMED', 'ERROR'] as const;
+const TYPE_CODES = ['PAYMENT', 'WITHDRAW', 'REFUND_IN', 'REFUND_OUT'] as const;
+/** Filters take the codes or the labels the list prints (`Confirmado`, `Pix out`). */
+const StatusFilter = StringEnum([...STATUS_CODES, ...STATUS_CODES.map((c) => STATUS_LABELS[c])], {
+  description: 'PENDING, CONFIRMED or ERROR, or the label: Pendente, Confirmado, Error',
+});
+const TypeFilter = StringEnum([...TYPE_CODES, ...TYPE_CODES.map((c) => TYPE_LABELS[c])], {
+  description: 'PAYMENT, WITHDRAW, REFUND_IN or REFUND_OUT, or the label: Pix in, Pix out, Refund in, Refund out',
+});
 const DateParam = (description: string) => Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description });
 const NString = Nullable(Type.String());
 
 const baseQuery = (maxSize: number, defaultDays: number) => ({
   page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: '1-indexed (default 1)' })),
   size: Type.Optional(Type.Integer({ minimum: 1, maximum: maxSize, description: `Page size, at most ${maxSize} (default 20)` })),
-  status: Type.Optional(Status),
-  type: Type.Optional(Kind),
+  status: Type.Optional(StatusFilter),
+  type: Type.Optional(TypeFilter),
   startDate: Type.Optional(DateParam(`Date (São Paulo) or timestamp; default ${defaultDays} days before endDate`)),
   endDate: Type.Optional(DateParam('Date (inclusive, São Paulo) or timestamp; default now')),
 });
@@ -77,6 +86,7 @@ const StatusView = Type.Object({
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
   processedAt: Nullable(Timestamp()),
+  errorReason: Nullable(Type.String({ description: 'Why the transaction ended in ERROR (null otherwise)' })),
 });
 
 const Identifier = Type.String({ minLength: 1, maxLength: 64, description: 'Numeric id, externalId or endToEndId' });
@@ -94,8 +104,9 @@ export const transactionRoutes =
           ...common,
           operationId: 'listTransactions',
           summary: "List the account's transactions",
+          description: LIST_LIMITS,
           querystring: AccountQuery,
-          response: { 200: ListResponse, ...errorResponses(400, 401) },
+          response: { 200: ListResponse, ...errorResponses(400, 401, 429, 503) },
         },
       },
       async (request) => {
@@ -125,9 +136,10 @@ export const transactionRoutes =
           ...common,
           operationId: 'listTransactionsByPixKey',
           summary: 'List the transactions tied to a PIX key (at most 1000 results)',
+          description: LIST_LIMITS,
           params: Type.Object({ pixKey: PixKeyParam }),
           querystring: PixKeyQuery,
-          response: { 200: ListResponse, ...errorResponses(400, 401) },
+          response: { 200: ListResponse, ...errorResponses(400, 401, 429, 503) },
         },
       },
       async (request) => {
@@ -144,8 +156,9 @@ export const transactionRoutes =
           ...common,
           operationId: 'getTransactionByPixKey',
           summary: 'One transaction of a PIX key by endToEndId, externalId or numeric id',
+          description: LIST_LIMITS,
           params: Type.Object({ pixKey: PixKeyParam, identifier: Identifier }),
-          response: { 200: ListItem, ...errorResponses(400, 401, 404) },
+          response: { 200: ListItem, ...errorResponses(400, 401, 404, 429, 503) },
         },
       },
       async (request) => listView(await findOne(deps, request.accountId, request.params.identifier, requirePixKey(request.params.pixKey, 'pixKey').key)),

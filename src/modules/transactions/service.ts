@@ -1,12 +1,16 @@
 import type { Db } from '../../db/client.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
 import { findByIdentifier, listTransactions, type ListFilter, type TransactionRow, type TransactionStatus, type TransactionType } from './repo.ts';
+import { STATUS_BY_LABEL, TYPE_BY_LABEL } from './views.ts';
 
 export interface TransactionsDeps {
   readonly db: Db;
   readonly clock: Clock;
+  /** The account lists' connections and limits. */
+  readonly lists: ListQueries;
 }
 
 export const MAX_INTERVAL_DAYS = 31;
@@ -16,8 +20,10 @@ export const PIX_KEY_LIST_MAX_RESULTS = 1000;
 export interface ListQuery {
   page?: number | undefined;
   size?: number | undefined;
-  status?: TransactionStatus | undefined;
-  type?: TransactionType | undefined;
+  /** A code, or the label the list prints (`Confirmado`). */
+  status?: TransactionStatus | string | undefined;
+  /** A code, or the label the list prints (`Pix out`). */
+  type?: TransactionType | string | undefined;
   startDate?: string | undefined;
   endDate?: string | undefined;
   externalId?: string | undefined;
@@ -34,7 +40,7 @@ function bound(text: string, field: string) {
  * The interval of a list: a date names a whole day in São Paulo (the end date inclusive), a
  * timestamp an instant. Absent bounds default to the last `defaultDays` up to now.
  */
-export function interval(query: ListQuery, now: Date, defaultDays: number): { from: Date; to: Date } {
+export function interval(query: Pick<ListQuery, 'startDate' | 'endDate'>, now: Date, defaultDays: number): { from: Date; to: Date } {
   const end = query.endDate !== undefined ? bound(query.endDate, 'endDate') : { at: now, isDate: false };
   const start = query.startDate !== undefined ? bound(query.startDate, 'startDate') : { at: new Date(end.at.getTime() - defaultDays * DAY_MS), isDate: false };
   const to = end.isDate ? new Date(end.at.getTime() + DAY_MS) : new Date(end.at.getTime() + 1);
@@ -59,8 +65,8 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
     accountId,
     from,
     to,
-    status: query.status,
-    type: query.type,
+    status: query.status === undefined ? undefined : (STATUS_BY_LABEL[query.status] ?? (query.status as TransactionStatus)),
+    type: query.type === undefined ? undefined : (TYPE_BY_LABEL[query.type] ?? (query.type as TransactionType)),
     externalId: query.externalId,
     endToEndId: query.endToEndId,
     pixKey,
@@ -71,12 +77,19 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
     pixKey === undefined
       ? { offset, limit: size }
       : { offset, limit: Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset)), cap: PIX_KEY_LIST_MAX_RESULTS };
-  const { rows, total } = await listTransactions(deps.db, filter, window);
+  const { rows, total } = await deps.lists.run(accountId, (db) => listTransactions(db, filter, window));
   return { rows, metadata: pageMetadata(page, size, total) };
 }
 
+/**
+ * One transaction by identifier; tied to a key, it is part of the PIX-key list's API and runs
+ * with the lists (their connections and limits).
+ */
 export async function findOne(deps: TransactionsDeps, accountId: bigint, identifier: string, pixKey?: string): Promise<TransactionRow> {
-  const row = await findByIdentifier(deps.db, accountId, identifier, pixKey);
+  const row =
+    pixKey === undefined
+      ? await findByIdentifier(deps.db, accountId, identifier)
+      : await deps.lists.run(accountId, (db) => findByIdentifier(db, accountId, identifier, pixKey));
   if (!row) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
   return row;
 }

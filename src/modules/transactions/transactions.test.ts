@@ -310,6 +310,14 @@ describe('transactions', () => {
         [`endToEndId=${e.pay!.endToEndId}`, [e.pay!]],
         [`endToEndId=${e.refundOut!.endToEndId}&type=REFUND_OUT`, [e.refundOut!]],
         [`endToEndId=${e.pay!.endToEndId}&type=WITHDRAW`, []],
+        // The labels the list prints name the same filters.
+        ['status=Pendente', [e.w2!]],
+        ['status=Confirmado', [e.refundOut!, e.w1!, e.refundIn!, e.pay!]],
+        ['status=Error', [e.failed!]],
+        ['type=Pix%20in', [e.pay!]],
+        ['type=Pix+out', [e.w2!, e.failed!, e.w1!]],
+        ['type=Refund%20in&status=Confirmado', [e.refundIn!]],
+        ['type=Refund%20out', [e.refundOut!]],
       ];
       for (const [query, expected] of cases) {
         const body = await list(a, query);
@@ -319,7 +327,7 @@ describe('transactions', () => {
     });
 
     it('400 for an unknown status or type, or an unknown query parameter', async () => {
-      for (const query of ['status=DONE', 'status=Confirmado', 'type=TRANSFER', 'type=Pix%20in', 'foo=bar', 'pixKey=x', 'sort=asc']) {
+      for (const query of ['status=DONE', 'status=confirmado', 'status=Confirmed', 'type=TRANSFER', 'type=pix%20in', 'type=Pix', 'foo=bar', 'pixKey=x', 'sort=asc']) {
         await status400(a, `/api/transactions?${query}`);
       }
     });
@@ -514,6 +522,7 @@ describe('transactions', () => {
         createdAt: now,
         updatedAt: now,
         processedAt: null,
+        errorReason: null,
       };
       for (const identifier of [String(pending.id), 'invoice-77', pending.endToEndId]) {
         const res = await one(f, identifier);
@@ -553,6 +562,7 @@ describe('transactions', () => {
         createdAt: iso(paymentAt),
         updatedAt: t.clock.now().toISOString(),
         processedAt: iso(paymentAt),
+        errorReason: null,
       });
       assert.deepEqual((await one(f, String(payment.transactionId))).json(), res.json());
     });

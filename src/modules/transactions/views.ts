@@ -9,6 +9,10 @@ export const TYPE_LABELS: Record<TransactionType, string> = {
   REFUND_IN: 'Refund in',
   REFUND_OUT: 'Refund out',
 };
+/** A filter names a status or a type by its code or by the label the list prints. */
+export const STATUS_BY_LABEL = Object.fromEntries(Object.entries(STATUS_LABELS).map(([code, label]) => [label, code])) as Record<string, TransactionStatus>;
+export const TYPE_BY_LABEL = Object.fromEntries(Object.entries(TYPE_LABELS).map(([code, label]) => [label, code])) as Record<string, TransactionType>;
+
 export const MOVEMENT: Record<TransactionType, 'CREDIT' | 'DEBIT'> = {
   PAYMENT: 'CREDIT',
   REFUND_OUT: 'CREDIT',
@@ -70,5 +74,6 @@ export function statusView(row: TransactionRow) {
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     processedAt: row.processed_at ? row.processed_at.toISOString() : null,
+    errorReason: row.error_reason,
   };
 }

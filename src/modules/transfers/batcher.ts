@@ -28,6 +28,7 @@ interface Waiting {
  * against 0.17-0.20 ms of CPU per transfer). Each keeps its own
  * result and idempotency record. A batch that fails as a whole (an unexpected database error)
  * is retried one transfer at a time, so only the transfer at fault fails.
+ * Why, and what was measured: docs/decisions/0010-transfer-batching.md.
  */
 export class TransferBatcher {
   readonly #db: Db;
@@ -113,6 +114,7 @@ export const SHARD_WINDOW_MS = 250;
  * once, in the shard of the current window: in a half of their own, their settlement never
  * holds up the NORM transfers that arrive meanwhile (migration 0011). (Wall time is fine here:
  * it only spreads locks, it decides nothing.)
+ * Why, and what was measured: docs/decisions/0011-sharded-blocked-money.md.
  */
 export function holdShard(nowMs: number, priority: CreateTransferRow['priority']): number {
   const half = BLOCKED_SHARDS / 2;

@@ -51,11 +51,13 @@ export const transferRoutes =
           description:
             'Debits `available` and blocks the amount until settlement. Requires `x-idempotency-key` (UUID): a repeat with ' +
             'the same key and body returns the stored answer with `Idempotent-Replayed: true`; another body is 422; a repeat ' +
-            'while the first is in flight is 409.',
+            'while the first is in flight is 409. The directory look-up it makes is limited per account: 429 with `Retry-After` ' +
+            "when the account's look-ups are spent (an accepted transfer gives its look-up back; a key not in the directory, " +
+            'or a HIGH transfer whose creditorDocument is not the owner\'s, costs more).',
           security: BEARER_SECURITY,
           headers: Type.Object({ 'x-idempotency-key': Type.Optional(Type.String({ description: 'UUID' })) }),
           body: TransferBody,
-          response: { 201: TransferResponse, ...errorResponses(400, 401, 409, 415, 422) },
+          response: { 201: TransferResponse, ...errorResponses(400, 401, 409, 415, 422, 429) },
         },
       },
       async (request, reply) => {

@@ -1,11 +1,12 @@
 import type { Db } from '../../db/client.ts';
-import { AppError, badRequest, conflict, unprocessable } from '../../http/errors.ts';
+import { AppError, badRequest, conflict, isDatabaseUnavailable, unprocessable } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { MAX_AMOUNT_CENTAVOS, numberToCentavos } from '../../lib/money.ts';
 import { requestHash } from '../../lib/stable-json.ts';
 import { insufficientFunds } from '../ledger/service.ts';
+import type { DirectoryLookups, LookupResult } from '../directory/lookups.ts';
 import { requirePixKey } from '../directory/service.ts';
 import type { TransferBatcher } from './batcher.ts';
 import type { CreateOutcome } from './repo.ts';
@@ -13,6 +14,7 @@ import type { CreateOutcome } from './repo.ts';
 export interface TransfersDeps {
   readonly db: Db;
   readonly batcher: TransferBatcher;
+  readonly lookups: DirectoryLookups;
   readonly clock: Clock;
   readonly ispb: string;
   /** Called after a HIGH transfer is accepted, so the worker settles it at once. */
@@ -75,6 +77,23 @@ const OUTCOME_ERRORS: Partial<Record<CreateOutcome, () => AppError>> = {
   insufficient_funds: insufficientFunds,
 };
 
+/**
+ * What each outcome makes of the directory look-up the request paid for in advance. Idempotency
+ * is decided before the key is read: a replay or a refusal of the key looked nothing up.
+ */
+const LOOKUP_RESULTS: Record<CreateOutcome, LookupResult> = {
+  created: 'transfer',
+  replay: 'none',
+  in_flight: 'none',
+  idempotency_mismatch: 'none',
+  key_not_found: 'missing',
+  creditor_mismatch: 'missing',
+  own_key: 'found',
+  ispb_denied: 'found',
+  external_id_taken: 'found',
+  insufficient_funds: 'found',
+};
+
 /** Two transfers of one account cannot race on an externalId (their batches lock the account
  * first), but the unique index stays the last word. */
 function isExternalIdRace(error: unknown): boolean {
@@ -85,6 +104,8 @@ function isExternalIdRace(error: unknown): boolean {
 /**
  * POST /dict/pix. Validation happens here; the rest (idempotency, directory, debit, stored
  * answer) is one database call, so the transfer and its idempotency record commit together.
+ * The directory look-up that call makes is paid for before it is submitted (429 when the
+ * account's look-ups are spent) and settled once its outcome is known.
  */
 export async function createTransfer(
   deps: TransfersDeps,
@@ -96,6 +117,7 @@ export async function createTransfer(
   const amountCentavos = amountOf(request);
   const creditorDocument = creditorDocumentOf(request);
   const priority = request.priority ?? 'NORM';
+  const lookup = await deps.lookups.charge(accountId);
   const now = deps.clock.now();
   let row;
   try {
@@ -115,9 +137,15 @@ export async function createTransfer(
       now,
     });
   } catch (error) {
+    // A full queue refused the transfer before any look-up, and a database that could not answer
+    // committed nothing and asks for the same request again: neither costs anything. Any other
+    // failure may have come after the key was read (and only when it exists): it costs a look-up.
+    const nothing = (error instanceof AppError && error.code === 'OVERLOADED') || isDatabaseUnavailable(error);
+    await lookup.settle(nothing ? 'none' : 'found');
     if (isExternalIdRace(error)) throw OUTCOME_ERRORS.external_id_taken!();
     throw error;
   }
+  await lookup.settle(LOOKUP_RESULTS[row.outcome]);
   const failure = OUTCOME_ERRORS[row.outcome];
   if (failure) throw failure();
   if (row.outcome === 'created' && priority === 'HIGH') deps.onHighPriority?.();

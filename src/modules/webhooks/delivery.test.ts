@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { assertError } from '../../../test/assertions.ts';
+import { assertError, errorMessage } from '../../../test/assertions.ts';
 import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { enqueue, enqueueMany } from '../notifications/repo.ts';
 import { Worker } from '../../worker/worker.ts';
 import { deliverDue, fanOut, LEASE_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER, retryDelayMs } from './delivery.ts';
+import { insertLog } from './repo.ts';
 import { WebhookSender, type Attempt, type Message } from './sender.ts';
 
 const masked = (cpf: string) => `***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`;
@@ -442,6 +443,28 @@ describe('webhook delivery', () => {
       for (const query of ['?size=101', '?size=0', '?page=0', '?eventType=cash', '?success=maybe', '?transactionId=abc', '?foo=1']) {
         assertError(await logs(query), 400);
       }
+    });
+
+    it('an interval of at most 31 days, the last 31 by default: older attempts are read by naming their interval', async () => {
+      const old = new Date(t.clock.now().getTime() - 40 * 86_400_000);
+      const entry = { accountId: BigInt(c.accountId), transactionId: null, eventType: 'cash_in', url: 'https://old.example.com/', messageId: 'msg_old', statusCode: 200, success: true, durationMs: 5, error: null };
+      const { id } = await insertLog(t.db, { ...entry, at: old });
+      const total = async (query: string) => {
+        const res = await logs(query);
+        assert.equal(res.statusCode, 200, res.body);
+        return res.json().metadata.total as number;
+      };
+      assert.equal(await total(''), 7);
+      const day = (at: Date, days: number) => new Date(at.getTime() + days * 86_400_000).toISOString();
+      const around = `?startDate=${encodeURIComponent(day(old, -1))}&endDate=${encodeURIComponent(day(old, 1))}`;
+      assert.equal(await total(around), 1);
+      assert.equal((await logs(around)).json().data[0].webhookLogId, Number(id));
+      assert.equal(await total(`?startDate=${encodeURIComponent(day(old, -1))}&endDate=${encodeURIComponent(day(old, 30))}`), 1);
+      for (const query of [`?startDate=${encodeURIComponent(day(old, -1))}`, `?startDate=${encodeURIComponent(day(old, 0))}&endDate=${encodeURIComponent(day(old, 31.001))}`]) {
+        assert.match(errorMessage(await logs(query), 400, 'INTERVAL_TOO_LONG'), /at most 31 days/, query);
+      }
+      errorMessage(await logs(`?startDate=${encodeURIComponent(day(old, 1))}&endDate=${encodeURIComponent(day(old, 0))}`), 400, 'INVALID_INTERVAL');
+      errorMessage(await logs('?startDate=yesterday'), 400);
     });
 
     it("another account sees none of them; 401 without a token", async () => {

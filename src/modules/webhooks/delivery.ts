@@ -1,6 +1,8 @@
-import { sql } from 'kysely';
-import { PREPARED, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { allocate, breakerChanges, DEFAULT_BREAKER, DEFAULT_LIMITS, type BreakerSettings, type FairnessLimits } from './fairness.ts';
+import * as queue from './queue/repo.ts';
+import type { ClaimedDelivery } from './queue/repo.ts';
 import type { Attempt, WebhookSender } from './sender.ts';
 import { DELIVERY_TIMEOUT_MS } from './sender.ts';
 import { signingSecrets } from './secrets.ts';
@@ -13,13 +15,25 @@ export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 /** Each delay is stretched or shrunk by up to this fraction, so retries of many do not align. */
 export const RETRY_JITTER = 0.1;
-/** A claimed delivery is the claimer's for this long; past it, a worker that died is presumed. */
-export const LEASE_MS = DELIVERY_TIMEOUT_MS + 5_000;
+/** A claimed delivery is the claimer's for its sender's timeout and this margin; past it, a worker that died is presumed. */
+const LEASE_MARGIN_MS = 5_000;
+export const LEASE_MS = DELIVERY_TIMEOUT_MS + LEASE_MARGIN_MS;
 /** Attempts in flight at once per worker (each waits for its receiver, up to the timeout). */
 export const DELIVERY_CONCURRENCY = 128;
-/** Finished attempts recorded in one statement at most, and how long one waits for others. */
+/** Due deliveries a claim looks at, at most, and the accounts it claims for. */
+const CLAIM_SCAN = 256;
+const CLAIM_ACCOUNTS = 64;
+/** Deliveries moved to their destination's queue per destination and claim, at most. */
+const HOLD_BATCH = 2_000;
+/** How long a round goes on trying accounts that other workers hold, with nothing else to do. */
+const CONTENDED_WAIT_MS = 1_000;
+/**
+ * Finished attempts recorded in one statement at most, and how long one waits for others: not
+ * long, since a record frees its destination's slots and the deliveries held behind them wait
+ * for it.
+ */
 const RECORD_BATCH = 32;
-const RECORD_DELAY_MS = 100;
+const RECORD_DELAY_MS = 20;
 
 export function retryDelayMs(attempt: number, random: () => number = Math.random): number | null {
   const base = RETRY_DELAYS_MS[attempt - 1];
@@ -39,218 +53,292 @@ export interface DeliveryDeps {
   readonly sender: WebhookSender;
 }
 
+export interface DeliveryOptions {
+  /** Attempts in flight at once in this worker (DELIVERY_CONCURRENCY). */
+  readonly concurrency?: number;
+  readonly limits?: FairnessLimits;
+  readonly breaker?: BreakerSettings;
+  readonly random?: () => number;
+}
+
 /**
- * Turns undispatched notifications into deliveries, one per active URL of the account and event
- * type, in one transaction (claimed with SKIP LOCKED, so several workers split the work). A
- * notification nobody listens to is dispatched with no delivery; it can still be resent.
- * Notifications are written with their deliveries already (notifications/repo.ts enqueueMany);
- * this picks up any written without them (rows from before migration 0005, or written by hand).
+ * Turns undispatched notifications into deliveries. Notifications are written with their
+ * deliveries already (notifications/repo.ts enqueueMany); this picks up any written without
+ * them (rows from before migration 0005, or written by hand). A notification nobody listens to
+ * is dispatched with no delivery; it can still be resent.
  */
-export async function fanOut(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit = 500): Promise<number> {
-  return deps.db.transaction().execute(async (trx) => {
-    const now = deps.clock.now();
-    const claimed = await sql<{ id: bigint }>`
-      select id from outbox where dispatched_at is null order by id limit ${limit} for update skip locked`.execute(trx);
-    if (claimed.rows.length === 0) return 0;
-    const ids = claimed.rows.map((r) => r.id.toString());
-    await sql`
-      insert into webhook_deliveries
-        (outbox_id, account_id, webhook_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
-      select o.id, o.account_id, w.id, w.url, o.message_id, 'PENDING', 0, ${now}::timestamptz, ${now}::timestamptz, o.event_type, o.transaction_id
-        from outbox o
-        join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
-       where o.id = any(${ids}::int8[])
-       order by o.id, w.id`.execute(trx);
-    await sql`update outbox set dispatched_at = ${now}::timestamptz where id = any(${ids}::int8[])`.execute(trx);
-    return ids.length;
-  });
-}
-
-interface ClaimedDelivery {
-  id: bigint;
-  account_id: bigint;
-  webhook_id: bigint | null;
-  url: string;
-  message_id: string;
-  attempts: number;
-  event_type: string;
-  transaction_id: bigint | null;
-  payload: unknown;
-  headers: Record<string, string> | null;
-  is_active: boolean | null;
-  webhook_secret: string;
-  webhook_secret_previous: string | null;
-  webhook_secret_rotated_at: Date | null;
-}
-
-/** Claims due deliveries: each attempt is taken by one worker (SKIP LOCKED, then a lease). */
-async function claimDue(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit: number): Promise<ClaimedDelivery[]> {
-  const now = deps.clock.now();
-  const leaseUntil = new Date(now.getTime() + LEASE_MS);
-  const result = await sql<ClaimedDelivery>`${sql.raw(PREPARED)}
-    with claimed as (
-      update webhook_deliveries d
-         set attempts = d.attempts + 1, next_attempt_at = ${leaseUntil}::timestamptz, last_attempt_at = ${now}::timestamptz
-       where d.id in (select id from webhook_deliveries
-                       where status = 'PENDING' and next_attempt_at <= ${now}::timestamptz
-                       order by next_attempt_at, id limit ${limit} for update skip locked)
-      returning d.*)
-    select c.id, c.account_id, c.webhook_id, c.url, c.message_id, c.attempts, c.event_type, c.transaction_id,
-           o.payload, w.headers, w.is_active, a.webhook_secret, a.webhook_secret_previous, a.webhook_secret_rotated_at
-      from claimed c
-      join outbox o on o.id = c.outbox_id
-      join accounts a on a.id = c.account_id
-      left join webhooks w on w.id = c.webhook_id
-     order by c.id`.execute(deps.db);
-  return result.rows;
+export function fanOut(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit = 500): Promise<number> {
+  return queue.fanOut(deps.db, deps.clock.now(), limit);
 }
 
 interface Finished {
   d: ClaimedDelivery;
   attempt: Attempt;
+  /** Null for a registration switched off or removed: nothing to retry, nothing about its destination. */
   retry: { random: () => number } | null;
 }
 
-/**
- * Records finished attempts, many in one statement: their log entries, and each delivery's
- * next state if this worker still holds it (the claim's attempt number is still the current one):
- * gone once delivered, due again later, or FAILED.
- */
-async function record(deps: Pick<DeliveryDeps, 'db' | 'clock'>, finished: readonly Finished[]): Promise<void> {
-  if (finished.length === 0) return;
-  const now = deps.clock.now();
-  const states = finished.map(({ d, attempt, retry }) => {
-    const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
-    return {
-      id: d.id.toString(),
-      attempts: d.attempts,
-      status: attempt.success ? 'SUCCEEDED' : delay === null ? 'FAILED' : 'PENDING',
-      next: (delay === null ? now : new Date(now.getTime() + delay)).toISOString(),
-    };
-  });
-  const logs = finished.map(({ d, attempt }) => ({
-    account_id: d.account_id.toString(),
-    delivery_id: d.id.toString(),
-    transaction_id: d.transaction_id?.toString() ?? null,
-    event_type: d.event_type,
-    url: d.url,
-    message_id: d.message_id,
-    attempt: d.attempts,
-    status_code: attempt.statusCode,
-    success: attempt.success,
-    duration_ms: attempt.durationMs,
-    error: attempt.error,
-    created_at: attempt.sentAt.toISOString(),
-  }));
-  // One statement (one round trip, atomic by itself): the deliveries' next states and the log.
-  // A delivered one is deleted rather than marked: its log keeps the history, the table keeps
-  // only what is still to do or has failed (and does not grow by a row per notification
-  // forever), and a delete writes no new row version and no index entry where the update wrote
-  // both (its status takes the row out of the partial due index, so it is never a HOT update).
-  await sql`${sql.raw(PREPARED)}
-    with v as (
-      select * from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
-                           ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)),
-    delivered as (
-      delete from webhook_deliveries d using v
-       where v.status = 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'),
-    moved as (
-      update webhook_deliveries d set status = v.status, next_attempt_at = v.next from v
-       where v.status <> 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING')
-    insert into webhook_logs (account_id, delivery_id, transaction_id, event_type, url, message_id, attempt, status_code,
-                              success, duration_ms, error, is_resend, created_at)
-    select l.account_id, l.delivery_id, l.transaction_id, l.event_type, l.url, l.message_id, l.attempt, l.status_code,
-           l.success, l.duration_ms, l.error, false, l.created_at
-      from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as l(
-             account_id int8, delivery_id int8, transaction_id int8, event_type text, url text, message_id text, attempt int4,
-             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`.execute(deps.db);
+/** What one claim brought, and whether more may be claimable now (another worker claimed for an account meanwhile, deliveries just held). */
+interface Claim {
+  batch: ClaimedDelivery[];
+  more: boolean;
 }
 
-/** Makes one claimed attempt. */
-async function attemptOne(deps: DeliveryDeps, d: ClaimedDelivery, random: () => number): Promise<Finished> {
-  // A registration switched off or removed stops its deliveries at once.
-  const live = d.webhook_id !== null && d.is_active === true;
-  const attempt: Attempt = !live
-    ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: deps.clock.now() }
-    : await deps.sender.send(
-        {
-          url: d.url,
-          messageId: d.message_id,
-          body: envelopeBody(d.payload),
-          headers: d.headers ?? {},
-          secrets: signingSecrets(d, deps.clock.now()),
-        },
-        () => deps.clock.now(),
-      );
-  return { d, attempt, retry: live ? { random } : null };
+/**
+ * Drives the queue for one worker: claims due deliveries into its free slots, fairly between
+ * accounts and destinations (fairness.ts), makes the attempts and records them in batches.
+ */
+export class Deliverer {
+  readonly #deps: DeliveryDeps;
+  readonly #concurrency: number;
+  readonly #limits: FairnessLimits;
+  readonly #breaker: BreakerSettings;
+  readonly #random: () => number;
+  readonly #leaseMs: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #inFlight = new Set<Promise<void>>();
+  #finished: Finished[] = [];
+  #recording: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | undefined;
+  /** Attempts started and not yet recorded, records made so far, and who waits for the next one. */
+  #unrecorded = 0;
+  #records = 0;
+  #waiters: (() => void)[] = [];
+
+  constructor(deps: DeliveryDeps, options: DeliveryOptions, onError: (error: unknown) => void) {
+    this.#deps = deps;
+    this.#concurrency = Math.max(1, options.concurrency ?? DELIVERY_CONCURRENCY);
+    this.#limits = options.limits ?? DEFAULT_LIMITS;
+    this.#breaker = options.breaker ?? DEFAULT_BREAKER;
+    this.#random = options.random ?? Math.random;
+    this.#leaseMs = ((deps.sender as { timeoutMs?: number }).timeoutMs ?? DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS;
+    this.#onError = onError;
+  }
+
+  get concurrency(): number {
+    return this.#concurrency;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Free slots. */
+  room(): number {
+    return this.#concurrency - this.#inFlight.size;
+  }
+
+  /** Resolves when an attempt in flight finishes (at once when none is). */
+  anyFinished(): Promise<void> {
+    return this.#inFlight.size === 0 ? Promise.resolve() : Promise.race(this.#inFlight);
+  }
+
+  /**
+   * Resolves when the next finished attempts are recorded (at once when none is outstanding):
+   * a record frees slots of its destinations and accounts, so deliveries held back there may go.
+   */
+  recorded(): Promise<void> {
+    if (this.#unrecorded === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** Attempts started whose outcome is not recorded yet. */
+  get unrecorded(): number {
+    return this.#unrecorded;
+  }
+
+  /** Records made so far: one made while a claim ran may have freed what that claim saw taken. */
+  get records(): number {
+    return this.#records;
+  }
+
+  /**
+   * Claims up to `room` due deliveries and starts their attempts. A delivery is claimed only
+   * when a slot is free to send it at once: its lease covers one attempt, so one claimed early
+   * and left waiting would be claimed again by another worker and sent twice.
+   */
+  async fill(room = this.room()): Promise<{ claimed: number; more: boolean }> {
+    if (room <= 0) return { claimed: 0, more: true };
+    const { batch, more } = await this.#claim(room);
+    for (const d of batch) this.#start(d);
+    return { claimed: batch.length, more };
+  }
+
+  /** Waits for every attempt in flight and records the last of them. */
+  async drain(): Promise<void> {
+    await Promise.all(this.#inFlight);
+    await this.#flush().catch(this.#onError);
+  }
+
+  async #claim(room: number): Promise<Claim> {
+    const now = this.#deps.clock.now();
+    const rows = await queue.claimState(this.#deps.db, now, Math.max(CLAIM_SCAN, room * 2), CLAIM_ACCOUNTS, this.#limits.perDestination + 1);
+    if (rows.length === 0) return { batch: [], more: false };
+    const accountInFlight = new Map<bigint, number>();
+    for (const r of rows) accountInFlight.set(r.account_id, (accountInFlight.get(r.account_id) ?? 0) + r.in_flight);
+    const due = rows.filter((r) => r.due > 0);
+    const plan = allocate(
+      due.map((r) => ({
+        id: r.id,
+        accountId: r.account_id,
+        dueSince: (r.due_since ?? now).getTime(),
+        failures: r.failures,
+        openUntil: r.open_until,
+        inFlight: r.in_flight,
+        accountInFlight: accountInFlight.get(r.account_id)!,
+        due: r.due,
+      })),
+      room,
+      now,
+      this.#limits,
+      this.#breaker,
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    // Kept back by their own bound or breaker: out of the global due index until then. All
+    // due work claimed: nothing held is left to look at.
+    const marks = plan.flatMap((p) => {
+      const { due: count, ready_at, wakes, anchor_id: anchorId } = byId.get(p.id)!;
+      if (p.blocked) return [{ id: p.id, anchorId, hold: true, wakes, readyAt: p.state === 'open' ? p.openUntil : new Date(now.getTime() + this.#leaseMs) }];
+      if (p.take >= count && ready_at !== null) return [{ id: p.id, anchorId, hold: false, wakes, readyAt: null }];
+      return [];
+    });
+    // Looked at for held work that is gone (claimed elsewhere, or its registration removed).
+    for (const r of rows) {
+      if (r.due === 0 && r.ready_at !== null && r.ready_at <= now) marks.push({ id: r.id, anchorId: r.anchor_id, hold: false, wakes: r.wakes, readyAt: null });
+    }
+    const picks = plan.filter((p) => p.take > 0).map((p) => ({ id: p.id, anchorId: byId.get(p.id)!.anchor_id, take: p.take }));
+    if (picks.length === 0 && marks.length === 0) return { batch: [], more: false };
+    const anchors = [...new Map(rows.map((r) => [r.anchor_id, { id: r.anchor_id, claims: r.anchor_claims }])).values()];
+    const batch = await queue.claim(this.#deps.db, { anchors, picks, marks }, now, new Date(now.getTime() + this.#leaseMs), HOLD_BATCH);
+    const planned = picks.reduce((sum, p) => sum + p.take, 0);
+    // Fewer than planned: another worker claimed for one of the accounts since the read (or
+    // held a delivery this instant). Deliveries just held: what was behind them may be due.
+    return { batch, more: batch.length < planned || marks.some((m) => m.hold) };
+  }
+
+  #start(d: ClaimedDelivery): void {
+    // Errors are kept, not thrown here, so that none goes unhandled while the loop claims.
+    const running: Promise<void> = this.#attempt(d)
+      .then((done) => {
+        this.#finished.push(done);
+        if (this.#finished.length >= RECORD_BATCH || this.#inFlight.size <= 1) return this.#flush();
+        this.#flushSoon();
+        return undefined;
+      })
+      .catch(this.#onError)
+      .finally(() => this.#inFlight.delete(running));
+    this.#inFlight.add(running);
+    this.#unrecorded++;
+  }
+
+  /** Makes one claimed attempt. A registration switched off or removed stops its deliveries at once. */
+  async #attempt(d: ClaimedDelivery): Promise<Finished> {
+    const live = d.webhook_id !== null && d.is_active === true;
+    const attempt: Attempt = !live
+      ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: this.#deps.clock.now() }
+      : await this.#deps.sender.send(
+          { url: d.url, messageId: d.message_id, body: envelopeBody(d.payload), headers: d.headers ?? {}, secrets: signingSecrets(d, this.#deps.clock.now()) },
+          () => this.#deps.clock.now(),
+        );
+    return { d, attempt, retry: live ? { random: this.#random } : null };
+  }
+
+  /** Finished attempts are recorded together: one transaction for many, not one each. */
+  #flush(): Promise<void> {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const batch = this.#finished;
+    this.#finished = [];
+    // Each batch is recorded after the one before, whether or not that one failed.
+    const recording = this.#recording
+      .catch(() => undefined)
+      .then(() => this.#record(batch))
+      .finally(() => {
+        this.#unrecorded -= batch.length;
+        this.#records++;
+        for (const wake of this.#waiters.splice(0)) wake();
+      });
+    this.#recording = recording;
+    return recording;
+  }
+
+  /** An attempt is recorded within RECORD_DELAY_MS, well inside its lease, even while slower ones are still waiting for their receivers. */
+  #flushSoon(): void {
+    this.#timer ??= setTimeout(() => {
+      this.#flush().catch(this.#onError);
+    }, RECORD_DELAY_MS);
+  }
+
+  /** Each delivery's next state (gone once delivered, due again later, or FAILED), its log entry and its destination's breaker. */
+  async #record(finished: readonly Finished[]): Promise<void> {
+    if (finished.length === 0) return;
+    const now = this.#deps.clock.now();
+    const states = finished.map(({ d, attempt, retry }) => {
+      const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
+      return {
+        id: d.id.toString(),
+        attempts: d.attempts,
+        status: attempt.success ? ('SUCCEEDED' as const) : delay === null ? ('FAILED' as const) : ('PENDING' as const),
+        next: (delay === null ? now : new Date(now.getTime() + delay)).toISOString(),
+      };
+    });
+    const logs = finished.map(({ d, attempt }) => ({
+      account_id: d.account_id.toString(),
+      delivery_id: d.id.toString(),
+      transaction_id: d.transaction_id?.toString() ?? null,
+      event_type: d.event_type,
+      url: d.url,
+      message_id: d.message_id,
+      attempt: d.attempts,
+      status_code: attempt.statusCode,
+      success: attempt.success,
+      duration_ms: attempt.durationMs,
+      error: attempt.error,
+      created_at: attempt.sentAt.toISOString(),
+    }));
+    const breaker = breakerChanges(finished.map(({ d, attempt, retry }) => ({ destinationId: d.destination_id, attempt, counts: retry !== null })));
+    const accounts = [...new Set(finished.map(({ d }) => d.account_id))];
+    await queue.record(this.#deps.db, now, states, logs, breaker, this.#breaker, accounts);
+  }
 }
 
 /**
  * One round of delivery: claims what is due and sends it, `concurrency` at a time, up to `limit`
- * attempts. A delivery is claimed only when a slot is free to send it at once: its lease covers
- * one attempt, so one claimed early and left waiting behind slow receivers would be claimed
- * again by another worker and sent twice. Returns how many attempts were made.
+ * attempts, then waits for them. Returns how many attempts were made.
  */
-export async function deliverDue(deps: DeliveryDeps, options: { limit?: number; concurrency?: number; random?: () => number } = {}): Promise<number> {
+export async function deliverDue(deps: DeliveryDeps, options: DeliveryOptions & { limit?: number } = {}): Promise<number> {
   const limit = options.limit ?? 512;
-  const concurrency = Math.max(1, options.concurrency ?? DELIVERY_CONCURRENCY);
-  // Claims go in chunks: a slot freed is not refilled alone (a claim query per delivery), but
-  // once a quarter of the slots are free, or when nothing is left in flight.
-  const chunk = Math.max(1, Math.floor(concurrency / 4));
-  const random = options.random ?? Math.random;
-  const inFlight = new Set<Promise<void>>();
   let failure: { error: unknown } | undefined;
-  let claimed = 0;
-  // Finished attempts are recorded together: one transaction for many, not one each.
-  let finished: Finished[] = [];
-  let recording: Promise<void> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const batch = finished;
-    finished = [];
-    recording = recording.then(() => record(deps, batch));
-    return recording;
-  };
-  // An attempt is recorded within RECORD_DELAY_MS, well inside its lease, even while slower
-  // attempts of the round are still waiting for their receivers.
-  const flushSoon = () => {
-    timer ??= setTimeout(() => {
-      flush().catch((error: unknown) => {
-        failure ??= { error };
-      });
-    }, RECORD_DELAY_MS);
-  };
-  while (claimed < limit && failure === undefined) {
-    const room = Math.min(concurrency - inFlight.size, limit - claimed);
-    if (room === 0 || (room < chunk && room < limit - claimed && inFlight.size > 0)) {
-      await Promise.race(inFlight);
-      continue;
-    }
-    const batch = await claimDue(deps, room);
-    claimed += batch.length;
-    for (const d of batch) {
-      // Errors are kept, not thrown here, so that none goes unhandled while the loop claims.
-      const running: Promise<void> = attemptOne(deps, d, random)
-        .then((done) => {
-          finished.push(done);
-          if (finished.length >= RECORD_BATCH || inFlight.size <= 1) return flush();
-          flushSoon();
-          return undefined;
-        })
-        .catch((error: unknown) => {
-          failure ??= { error };
-        })
-        .finally(() => inFlight.delete(running));
-      inFlight.add(running);
-    }
-    if (batch.length < room) break;
-  }
-  await Promise.all(inFlight);
-  await flush().catch((error: unknown) => {
+  const deliverer = new Deliverer(deps, options, (error) => {
     failure ??= { error };
   });
+  // Claims go in chunks: a slot freed is not refilled alone (a claim query per delivery), but
+  // once a quarter of the slots are free, or when nothing is left in flight.
+  const chunk = Math.max(1, Math.floor(deliverer.concurrency / 4));
+  let claimed = 0;
+  let progressAt = Date.now();
+  while (claimed < limit && failure === undefined) {
+    const room = Math.min(deliverer.room(), limit - claimed);
+    if (room === 0 || (room < chunk && room < limit - claimed && deliverer.inFlight > 0)) {
+      await deliverer.anyFinished();
+      continue;
+    }
+    const records = deliverer.records;
+    const got = await deliverer.fill(room);
+    claimed += got.claimed;
+    if (got.claimed > 0) progressAt = Date.now();
+    if (got.claimed === room || deliverer.records !== records) continue;
+    if (got.more && Date.now() - progressAt < CONTENDED_WAIT_MS) {
+      // Another worker claimed for an account meanwhile, or deliveries were just held: again shortly.
+      await Promise.race([deliverer.anyFinished(), new Promise((resolve) => setTimeout(resolve, 5))]);
+    } else if (deliverer.unrecorded > 0) {
+      // A recorded attempt frees a slot of its destination and account: held deliveries may go.
+      await deliverer.recorded();
+    } else {
+      break;
+    }
+  }
+  await deliverer.drain();
   if (failure !== undefined) throw failure.error;
   return claimed;
 }

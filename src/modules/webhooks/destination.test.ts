@@ -6,7 +6,7 @@ import { assertError } from '../../../test/assertions.ts';
 import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
-import { DestinationError, guardedLookup, isPublicAddress, parseDestination } from './destination.ts';
+import { DestinationError, guardedLookup, isPublicAddress, parseDestination, SANDBOX_POLICY, STRICT_POLICY } from './destination.ts';
 import { WebhookSender, type Message } from './sender.ts';
 
 /** Private, loopback, link-local, CGNAT and unique-local destinations, in the spellings that hide them. */
@@ -62,20 +62,20 @@ describe('isPublicAddress', () => {
 
 describe('parseDestination', () => {
   it('accepts an HTTPS URL on a public address or a name, normalised', () => {
-    assert.equal(parseDestination('https://8.8.8.8/hook', false).href, 'https://8.8.8.8/hook');
-    assert.equal(parseDestination('https://Hooks.Example.COM/a?b=1', false).href, 'https://hooks.example.com/a?b=1');
+    assert.equal(parseDestination('https://8.8.8.8/hook', STRICT_POLICY).href, 'https://8.8.8.8/hook');
+    assert.equal(parseDestination('https://Hooks.Example.COM/a?b=1', STRICT_POLICY).href, 'https://hooks.example.com/a?b=1');
   });
 
   it('refuses other schemes, credentials, and over-long URLs', () => {
     for (const raw of ['http://8.8.8.8/', 'ftp://8.8.8.8/', 'not a url', 'https://user:pass@8.8.8.8/', `https://8.8.8.8/${'a'.repeat(2048)}`]) {
-      assert.throws(() => parseDestination(raw, false), DestinationError, raw);
+      assert.throws(() => parseDestination(raw, STRICT_POLICY), DestinationError, raw);
     }
   });
 
   it('refuses every private IP literal (names are judged by guardedLookup), unless private destinations are allowed', () => {
     for (const raw of PRIVATE_URLS.filter((u) => !u.includes('localhost'))) {
-      assert.throws(() => parseDestination(raw, false), /non-public address/, raw);
-      assert.doesNotThrow(() => parseDestination(raw, true), raw);
+      assert.throws(() => parseDestination(raw, STRICT_POLICY), /non-public address.*WEBHOOK_ALLOW_PRIVATE/, raw);
+      assert.doesNotThrow(() => parseDestination(raw, SANDBOX_POLICY), raw);
     }
   });
 });
@@ -83,15 +83,16 @@ describe('parseDestination', () => {
 describe('guardedLookup', () => {
   const resolve = (allowPrivate: boolean, host: string, all: boolean) =>
     new Promise<{ error: NodeJS.ErrnoException | null; address: unknown }>((done) =>
-      guardedLookup(allowPrivate)(host, { all }, (error, address) => done({ error, address })),
+      guardedLookup(allowPrivate ? SANDBOX_POLICY : STRICT_POLICY)(host, { all }, (error, address) => done({ error, address })),
     );
 
   it('refuses a name that resolves to loopback', async () => {
     for (const all of [true, false]) {
       const { error } = await resolve(false, 'localhost', all);
       assert.ok(error instanceof DestinationError);
-      assert.equal((error as NodeJS.ErrnoException).code, 'EADDRNOTPUBLIC');
-      assert.match(error.message, /localhost resolves to a non-public address \(127\.0\.0\.1\)/);
+      assert.equal((error as DestinationError).failure, 'non-public address');
+      assert.match(error.message, /^non-public address: .*WEBHOOK_ALLOW_PRIVATE/);
+      assert.doesNotMatch(error.message, /127\.0\.0\.1/, 'the resolved address is not told');
     }
   });
 
@@ -112,7 +113,7 @@ describe('SSRF guard', () => {
   before(async () => {
     rcv = await startWebhookReceiver();
     port = new URL(rcv.origin).port;
-    t = await startTestApp();
+    t = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
     client = await createClient(t);
   });
   after(async () => {
@@ -124,7 +125,7 @@ describe('SSRF guard', () => {
     assert.equal(t.config.webhookAllowPrivate, false);
     for (const url of [...PRIVATE_URLS, `${rcv.origin}/hook`, `https://127.0.0.1:${port}/hook`]) {
       const res = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url, eventType: 'cash_in' } });
-      assertError(res, 400, /non-public address/);
+      assertError(res, 400, /non-public address.*WEBHOOK_ALLOW_PRIVATE/, 'INVALID_WEBHOOK_URL');
     }
     const list = await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: client.headers });
     assert.equal(list.json().total, 0);
@@ -137,7 +138,7 @@ describe('SSRF guard', () => {
       headers: client.headers,
       payload: { url: 'https://no-such-host.invalid/hook', eventType: 'cash_in' },
     });
-    assertError(res, 400, /cannot be resolved/);
+    assertError(res, 400, /DNS failure/, 'INVALID_WEBHOOK_URL');
   });
 
   it('400 when a resend names a private url in its body', async () => {
@@ -168,13 +169,14 @@ describe('SSRF guard', () => {
       const byName = await sender.send(message(`${rcv.origin}/hook`), () => new Date());
       assert.equal(byName.success, false);
       assert.equal(byName.statusCode, null);
-      assert.match(byName.error ?? '', /localhost resolves to a non-public address \(127\.0\.0\.1\)/);
+      assert.match(byName.error ?? '', /^non-public address.*WEBHOOK_ALLOW_PRIVATE/);
+      assert.equal(byName.failure, 'non-public address');
 
       for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '2130706433']) {
         const byIp = await sender.send(message(`https://${host}:${port}/hook`), () => new Date());
         assert.equal(byIp.success, false);
         assert.equal(byIp.statusCode, null);
-        assert.match(byIp.error ?? '', /non-public address \((127\.0\.0\.1|::ffff:7f00:1)\)/);
+        assert.match(byIp.error ?? '', /^non-public address.*WEBHOOK_ALLOW_PRIVATE/);
       }
       assert.equal(rcv.received.length, 0);
     });
@@ -192,7 +194,7 @@ describe('SSRF guard', () => {
     });
   });
 
-  it("a receiver's answer body: a long one never fails a 2xx, an error's is kept up to 1 KB, and the signature verifies", async () => {
+  it("a receiver's answer body: a long one never fails a 2xx, an error's is never kept (only its status), and the signature verifies", async () => {
     rcv.received.length = 0;
     const long = 'x'.repeat(64 * 1024);
     rcv.respond = (request) =>
@@ -204,8 +206,7 @@ describe('SSRF guard', () => {
       assert.deepEqual([ok.success, ok.statusCode, ok.error], [true, 200, null]);
       const failed = await sender.send(message(`${rcv.origin}/long-error`), () => new Date());
       assert.deepEqual([failed.success, failed.statusCode], [false, 500]);
-      assert.ok(failed.error!.startsWith('HTTP 500: boom xxx'), failed.error!);
-      assert.equal(failed.error!.length, 'HTTP 500: '.length + 1024);
+      assert.equal(failed.error, 'HTTP 500');
       // The sender goes on delivering after both.
       assert.equal((await sender.send(message(`${rcv.origin}/after`), () => new Date())).success, true);
       const [received] = rcv.received;
@@ -224,7 +225,7 @@ describe('SSRF guard', () => {
       const attempt = await sender.send(message(`${rcv.origin}/redirect`), () => new Date());
       assert.equal(attempt.success, false);
       assert.equal(attempt.statusCode, 302);
-      assert.match(attempt.error ?? '', /^HTTP 302/);
+      assert.equal(attempt.error, 'HTTP 302');
       assert.deepEqual(
         rcv.received.map((r) => r.path),
         ['/redirect'],

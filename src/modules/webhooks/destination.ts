@@ -1,21 +1,62 @@
 /**
- * Where webhooks may go. Destinations are HTTPS URLs on public addresses: private, loopback,
- * link-local (cloud metadata at 169.254.169.254), carrier-grade NAT, unique-local, multicast
- * and reserved ranges are refused, at registration and again when connecting, since a name can
- * resolve elsewhere later (DNS rebinding). IP literals in any spelling are normalised by the
- * WHATWG URL parser first ("https://2130706433/" and "https://0x7f.1/" are 127.0.0.1), and
- * IPv4-mapped IPv6 addresses are judged as the IPv4 address they carry. The operator can allow
- * private destinations (WEBHOOK_ALLOW_PRIVATE, for a sandbox on one machine).
+ * Where webhooks may go. Destinations are HTTPS URLs on port 443 or a port the operator lists
+ * (WEBHOOK_ALLOWED_PORTS), on public addresses: private, loopback, link-local (cloud metadata
+ * at 169.254.169.254), carrier-grade NAT, unique-local, multicast and reserved ranges are
+ * refused, at registration and again when connecting, since a name can resolve elsewhere later
+ * (DNS rebinding). IP literals in any spelling are normalised by the WHATWG URL parser first
+ * ("https://2130706433/" and "https://0x7f.1/" are 127.0.0.1), and IPv4-mapped IPv6 addresses
+ * are judged as the IPv4 address they carry. The operator can allow private destinations
+ * (WEBHOOK_ALLOW_PRIVATE, on by default in sandbox mode, where the developer's receiver runs
+ * beside the service); in sandbox mode such destinations may use any port. Every refusal names
+ * the setting that changes it.
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+/** Why a destination could not be reached: what the account reads, never lower-level text. */
+export type FailureClass =
+  | 'invalid destination'
+  | 'non-public address'
+  | 'port not allowed'
+  | 'DNS failure'
+  | 'connection refused'
+  | 'connection failed'
+  | 'TLS failure'
+  | 'timeout';
+
 export class DestinationError extends Error {
   override readonly name = 'DestinationError';
+  readonly failure: FailureClass;
+  constructor(failure: FailureClass, message: string) {
+    super(message);
+    this.failure = failure;
+  }
 }
 
+/** What the operator allows: from WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS and PIX_MODE. */
+export interface DestinationPolicy {
+  readonly allowPrivate: boolean;
+  /** Ports besides 443 that destinations may use. */
+  readonly allowedPorts: readonly number[];
+  /** Sandbox mode: loopback and private destinations (when allowed) may use any port. */
+  readonly anyPortWhenPrivate: boolean;
+}
+
+/** Production's rules: public addresses on port 443 only. */
+export const STRICT_POLICY: DestinationPolicy = Object.freeze({ allowPrivate: false, allowedPorts: [], anyPortWhenPrivate: false });
+/** A sandbox's defaults: a receiver on this machine, on any port. */
+export const SANDBOX_POLICY: DestinationPolicy = Object.freeze({ allowPrivate: true, allowedPorts: [], anyPortWhenPrivate: true });
+
 export const MAX_URL_LENGTH = 2048;
+export const DEFAULT_PORT = 443;
+
+export const NON_PUBLIC_MESSAGE =
+  'non-public address: the destination is in a private, loopback, link-local or reserved range (the operator allows those with WEBHOOK_ALLOW_PRIVATE)';
+
+export function portMessage(port: number): string {
+  return `port not allowed: ${port} (destinations use port ${DEFAULT_PORT} or a port the operator lists in WEBHOOK_ALLOWED_PORTS)`;
+}
 
 /** IPv6 global unicast: outside it, ipaddr.js still calls e.g. ::7f00:1 (IPv4-compatible) "unicast". */
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3');
@@ -34,24 +75,43 @@ function bareHost(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
 }
 
+export function destinationPort(url: URL): number {
+  return url.port === '' ? DEFAULT_PORT : Number(url.port);
+}
+
+function portAllowed(policy: DestinationPolicy, port: number): boolean {
+  return port === DEFAULT_PORT || policy.allowedPorts.includes(port);
+}
+
+/** What a port the list does not name requires of the addresses: none may be public. */
+function privateOnly(policy: DestinationPolicy, port: number): boolean {
+  return !portAllowed(policy, port);
+}
+
 /**
  * Parses and checks a destination URL without resolving it: HTTPS, no credentials, a host,
- * at most 2048 characters, and, when the host is an IP literal, a public one.
+ * at most 2048 characters, and, when the host is an IP literal, a public one (or a private one
+ * where allowed) on an allowed port. A name on a port outside the list is judged when it
+ * resolves (checkResolvedDestination, and guardedLookup when connecting).
  */
-export function parseDestination(raw: string, allowPrivate: boolean): URL {
-  if (raw.length > MAX_URL_LENGTH) throw new DestinationError(`url must be at most ${MAX_URL_LENGTH} characters`);
+export function parseDestination(raw: string, policy: DestinationPolicy): URL {
+  const invalid = (why: string) => new DestinationError('invalid destination', why);
+  if (raw.length > MAX_URL_LENGTH) throw invalid(`url must be at most ${MAX_URL_LENGTH} characters`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new DestinationError('url must be an absolute HTTPS URL');
+    throw invalid('url must be an absolute HTTPS URL');
   }
-  if (url.protocol !== 'https:') throw new DestinationError('url must use HTTPS');
-  if (url.username !== '' || url.password !== '') throw new DestinationError('url must not carry credentials');
+  if (url.protocol !== 'https:') throw invalid('url must use HTTPS');
+  if (url.username !== '' || url.password !== '') throw invalid('url must not carry credentials');
   const host = bareHost(url);
-  if (host === '') throw new DestinationError('url must name a host');
-  if (!allowPrivate && isIP(host) !== 0 && !isPublicAddress(host)) {
-    throw new DestinationError(`url points to a non-public address (${host}): private, loopback, link-local and reserved ranges are refused`);
+  if (host === '') throw invalid('url must name a host');
+  if (isIP(host) !== 0) {
+    const isPublic = isPublicAddress(host);
+    if (!isPublic && !policy.allowPrivate) throw new DestinationError('non-public address', NON_PUBLIC_MESSAGE);
+    const port = destinationPort(url);
+    if (!portAllowed(policy, port) && (isPublic || !policy.anyPortWhenPrivate)) throw new DestinationError('port not allowed', portMessage(port));
   }
   return url;
 }
@@ -59,22 +119,20 @@ export function parseDestination(raw: string, allowPrivate: boolean): URL {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for sockets that refuses names resolving to any non-public address. Every address
- * the name has must be public (an attacker's name could otherwise list a public address next to
- * 127.0.0.1 and let the connection pick either).
+ * A `lookup` for sockets to `port` that refuses names resolving to any address the policy does
+ * not allow. Every address the name has must pass (an attacker's name could otherwise list a
+ * public address next to 127.0.0.1 and let the connection pick either); on a port outside the
+ * list, every address must be private, and private ones allowed on any port.
  */
-export function guardedLookup(allowPrivate: boolean) {
+export function guardedLookup(policy: DestinationPolicy, port = DEFAULT_PORT) {
+  const needPrivate = privateOnly(policy, port);
   return (hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true } as { all: true }, (error, addresses) => {
-      if (error) return callback(error, []);
-      const refused = allowPrivate ? undefined : addresses.find((a) => !isPublicAddress(a.address));
-      if (refused) {
-        const blocked = Object.assign(new DestinationError(`${hostname} resolves to a non-public address (${refused.address})`), {
-          code: 'EADDRNOTPUBLIC',
-        });
-        return callback(blocked, []);
+      if (error || addresses.length === 0) {
+        return callback(Object.assign(new DestinationError('DNS failure', 'DNS failure: the host name does not resolve'), { code: 'ENOTFOUND' }), []);
       }
-      if (addresses.length === 0) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), []);
+      const refusal = judge(policy, port, needPrivate, addresses);
+      if (refusal) return callback(Object.assign(refusal, { code: 'EADDRNOTALLOWED' }), []);
       if (options.all) return callback(null, addresses);
       const first = addresses[0]!;
       return callback(null, first.address, first.family);
@@ -82,14 +140,36 @@ export function guardedLookup(allowPrivate: boolean) {
   };
 }
 
-/** Resolves a destination's name now (registration): every address must be public. */
-export async function checkResolvedDestination(url: URL, allowPrivate: boolean): Promise<void> {
+function judge(policy: DestinationPolicy, port: number, needPrivate: boolean, addresses: readonly LookupAddress[]): DestinationError | undefined {
+  const anyPublic = addresses.some((a) => isPublicAddress(a.address));
+  const anyPrivate = addresses.some((a) => !isPublicAddress(a.address));
+  if (anyPrivate && !policy.allowPrivate) return new DestinationError('non-public address', NON_PUBLIC_MESSAGE);
+  if (needPrivate && (anyPublic || !policy.anyPortWhenPrivate)) return new DestinationError('port not allowed', portMessage(port));
+  return undefined;
+}
+
+/** Resolves a destination's name now (registration), by the rules a connection will follow. */
+export async function checkResolvedDestination(url: URL, policy: DestinationPolicy): Promise<void> {
   const host = bareHost(url);
-  if (allowPrivate || isIP(host) !== 0) return;
+  const port = destinationPort(url);
+  // An IP literal was judged whole by parseDestination; a name needs no look-up when any
+  // address would do.
+  if (isIP(host) !== 0 || (policy.allowPrivate && !privateOnly(policy, port))) return;
   await new Promise<void>((resolve, reject) => {
-    guardedLookup(false)(host, { all: true }, (error) => {
-      if (!error) return resolve();
-      reject(error instanceof DestinationError ? error : new DestinationError(`url host ${host} cannot be resolved`));
-    });
+    guardedLookup(policy, port)(host, { all: true }, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** The destination's origin (scheme, host and port): the unit of fairness in delivery. */
+export function destinationOrigin(url: string): string {
+  return new URL(url).origin;
+}
+
+/** The policy the configuration sets (config.ts). */
+export function destinationPolicy(config: { mode: 'sandbox' | 'production'; webhookAllowPrivate: boolean; webhookAllowedPorts: readonly number[] }): DestinationPolicy {
+  return Object.freeze({
+    allowPrivate: config.webhookAllowPrivate,
+    allowedPorts: config.webhookAllowedPorts.filter((p) => p !== DEFAULT_PORT),
+    anyPortWhenPrivate: config.mode === 'sandbox',
   });
 }

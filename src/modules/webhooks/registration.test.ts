@@ -141,6 +141,66 @@ describe('webhook registrations', () => {
     it('401 without a token', async () => {
       assertError(await t.app.inject({ method: 'POST', url: '/api/webhooks', payload: { url: freshUrl(), eventType: 'cash_in' } }), 401);
     });
+
+    it('headers as the {name: value} object the listing returns: the listing round-trips, with the same rules', async () => {
+      const c = await createClient(t);
+      const url = freshUrl();
+      const first = await register(c, { url, eventType: 'cash_in', headers: { 'X-Api-Key': 'abc', Authorization: 'Bearer t' } });
+      assert.equal(first.statusCode, 201, first.body);
+      const [listed] = (await list(c)).webhooks;
+      assert.deepEqual(listed!.headers, { 'X-Api-Key': 'abc', Authorization: 'Bearer t' });
+      const again = await register(c, { url, eventType: 'cash_in', headers: listed!.headers });
+      assert.deepEqual([again.statusCode, again.json().version], [201, 2]);
+      assert.deepEqual((await list(c)).webhooks[0]!.headers, listed!.headers);
+      const six = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`X-H${i}`, 'v']));
+      assertError(await register(c, { url, eventType: 'cash_in', headers: six }), 400);
+      assertError(await register(c, { url, eventType: 'cash_in', headers: { 'Content-Type': 'text/plain' } }), 400, /reserved/, 'BLOCKED_HEADER');
+      assertError(await register(c, { url, eventType: 'cash_in', headers: { 'Bad Name': 'x' } }), 400, undefined, 'INVALID_HEADER');
+      assertError(await register(c, { url, eventType: 'cash_in', headers: { 'X-A': 7 } }), 400);
+      const patched = await call(c, 'PATCH', `/api/webhooks/${listed!.id}`, { headers: { 'X-Other': 'y' } });
+      assert.deepEqual([patched.statusCode, patched.json().headers], [200, { 'X-Other': 'y' }]);
+    });
+
+    /** Registers `count` new URLs over the event types, at most 3 active per type. */
+    async function fill(c: TestClient, count: number) {
+      const types = ['cash_in', 'cash_out', 'refund_in', 'refund_out', 'med_created', 'med_accepted', 'med_rejected'];
+      const ids: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const res = await register(c, { url: freshUrl(), eventType: types[i % types.length] });
+        assert.equal(res.statusCode, 201, res.body);
+        ids.push(res.json().id);
+      }
+      return ids;
+    }
+
+    it('at most 20 registrations per account, active or not: the 21st is 400 TOO_MANY_WEBHOOKS until one is deleted', async () => {
+      const c = await createClient(t);
+      const ids = await fill(c, 20);
+      assertError(await register(c, { url: freshUrl(), eventType: 'cash_in' }), 400, /at most 20 registrations per account/, 'TOO_MANY_WEBHOOKS');
+      assert.equal((await call(c, 'PATCH', `/api/webhooks/${ids[0]}`, { isActive: false })).statusCode, 200);
+      assertError(await register(c, { url: freshUrl(), eventType: 'cash_in' }), 400, /20 registrations/, 'TOO_MANY_WEBHOOKS');
+      // Registering a URL already registered changes it: no new registration.
+      const [known] = (await list(c)).webhooks;
+      assert.equal((await register(c, { url: known!.url, eventType: known!.type })).statusCode, 201);
+      assert.equal((await call(c, 'DELETE', `/api/webhooks/${ids[1]}`)).statusCode, 204);
+      assert.equal((await register(c, { url: freshUrl(), eventType: 'cash_out' })).statusCode, 201);
+      assert.equal((await list(c)).total, 20);
+      // Another account has its own 20.
+      assert.equal((await register(b, { url: freshUrl(), eventType: 'refund_out' })).statusCode, 201);
+    });
+
+    it('concurrent registrations cannot pass 20 either', async () => {
+      const c = await createClient(t);
+      const filled = await fill(c, 17);
+      // Switch one URL of each type off: refund_out onwards then have room for two more active
+      // URLs each, so only the limit of 20 registrations can refuse the eight below.
+      for (const id of filled.slice(0, 7)) assert.equal((await call(c, 'PATCH', `/api/webhooks/${id}`, { isActive: false })).statusCode, 200);
+      const types = ['cash_in', 'cash_out', 'refund_in', 'refund_out', 'med_created', 'med_accepted', 'med_rejected'];
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => register(c, { url: freshUrl(), eventType: types[3 + (i % 4)] })));
+      assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 201, 201, 400, 400, 400, 400, 400]);
+      for (const r of results.filter((x) => x.statusCode === 400)) assertError(r, 400, /20 registrations/, 'TOO_MANY_WEBHOOKS');
+      assert.equal((await list(c)).total, 20);
+    });
   });
 
   describe('GET /api/webhooks', () => {

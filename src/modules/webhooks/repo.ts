@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
-import type { WebhookEventType } from '../../db/schema.ts';
+import type { DB, WebhookEventType } from '../../db/schema.ts';
 
-/** Serialises the registrations of one account, so the 3-URL limit holds under concurrency. */
+/** Serialises the registrations of one account, so the 3-URL and 20-registration limits hold under concurrency. */
 export async function lockAccount(trx: Trx, accountId: bigint): Promise<boolean> {
   const row = await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().executeTakeFirst();
   return row !== undefined;
@@ -29,10 +29,37 @@ export async function countActive(db: DbExecutor, accountId: bigint, eventType: 
   return row.n;
 }
 
-export function insertWebhook(trx: Trx, w: { accountId: bigint; eventType: WebhookEventType; url: string; headers: Record<string, string>; now: Date }) {
+export async function countAll(db: DbExecutor, accountId: bigint): Promise<number> {
+  const row = await db.selectFrom('webhooks').select(sql<number>`count(*)::int4`.as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  return row.n;
+}
+
+/** The account's destination for a receiving origin, made on its first registration there. */
+export async function ensureDestination(trx: Trx, accountId: bigint, origin: string): Promise<bigint> {
+  const row = await trx
+    .insertInto('webhook_destinations')
+    .values({ account_id: accountId, origin })
+    .onConflict((oc) => oc.columns(['account_id', 'origin']).doUpdateSet({ origin }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export function insertWebhook(
+  trx: Trx,
+  w: { accountId: bigint; eventType: WebhookEventType; url: string; destinationId: bigint; headers: Record<string, string>; now: Date },
+) {
   return trx
     .insertInto('webhooks')
-    .values({ account_id: w.accountId, event_type: w.eventType, url: w.url, headers: JSON.stringify(w.headers), created_at: w.now, updated_at: w.now })
+    .values({
+      account_id: w.accountId,
+      event_type: w.eventType,
+      url: w.url,
+      destination_id: w.destinationId,
+      headers: JSON.stringify(w.headers),
+      created_at: w.now,
+      updated_at: w.now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -107,25 +134,38 @@ export interface LogFilter {
   eventType?: string | undefined;
   transactionId?: bigint | undefined;
   success?: boolean | undefined;
+  from: Date;
+  /** Exclusive. */
+  to: Date;
 }
 
+/**
+ * A page of the account's attempts of the interval, newest first, and how many match, in one
+ * statement (one connection, one round trip): a range of the index (account_id, created_at).
+ */
 export async function listLogs(db: DbExecutor, accountId: bigint, filter: LogFilter, page: number, size: number) {
-  let query = db.selectFrom('webhook_logs').where('account_id', '=', accountId);
+  let query = db.selectFrom('webhook_logs').where('account_id', '=', accountId).where('created_at', '>=', filter.from).where('created_at', '<', filter.to);
   if (filter.eventType !== undefined) query = query.where('event_type', '=', filter.eventType);
   if (filter.transactionId !== undefined) query = query.where('transaction_id', '=', filter.transactionId);
   if (filter.success !== undefined) query = query.where('success', '=', filter.success);
-  const [rows, total] = await Promise.all([
-    query
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(size)
-      .offset((page - 1) * size)
-      .execute(),
-    query.select(sql<number>`count(*)::int4`.as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: total.n };
+  const rows = query
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(size)
+    .offset((page - 1) * size);
+  const counted = query.select(sql<number>`count(*)::int4`.as('n'));
+  const result = await sql<LogRow & { n: number }>`
+    with page as (${rows}), counted as (${counted})
+    select page.*, counted.n from counted left join page on true
+     order by page.created_at desc, page.id desc`.execute(db);
+  return {
+    rows: result.rows.filter((r) => r.id !== null).map(({ n: _n, ...row }): LogRow => row),
+    total: result.rows[0]?.n ?? 0,
+  };
 }
+
+type LogRow = Selectable<DB['webhook_logs']>;
 
 export function insertLog(
   db: DbExecutor,

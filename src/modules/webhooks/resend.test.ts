@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
@@ -200,6 +202,46 @@ describe('POST /api/resend-webhook/{transactionIdentifier}', () => {
       assert.ok(logs.some((l: { webhookLogId: number; isResend: boolean }) => l.webhookLogId === body.webhookLogId && l.isResend));
     } finally {
       rcv.respond = () => 200;
+    }
+  });
+
+  it('a failure is reported as a status or a class of failure, never the destination\'s body or error text; the log says the same', async () => {
+    const secretBody = 'stack trace: db password hunter2';
+    rcv.respond = (r) => (r.path.startsWith('/leaky') ? { status: 500, body: secretBody } : 200);
+    // A port where nothing listens, a plain-HTTP service, a receiver whose CA is not trusted, a name that does not resolve.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const plain = createHttpServer((_req, res) => res.end('plain http here'));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const untrusted = await startWebhookReceiver();
+    try {
+      const cases: [string, number, RegExp][] = [
+        [`${rcv.origin}/leaky/${c.accountId}`, 500, /^HTTP 500$/],
+        [`https://127.0.0.1:${closedPort}/`, 0, /^connection refused$/],
+        [`https://127.0.0.1:${(plain.address() as AddressInfo).port}/`, 0, /^TLS failure: .*WEBHOOK_CA_FILE/],
+        [`${untrusted.origin}/`, 0, /^TLS failure: .*WEBHOOK_CA_FILE/],
+        ['https://no-such-host.invalid/', 0, /^DNS failure/],
+      ];
+      for (const [url, status, error] of cases) {
+        const res = await resend(c, pix.transactionId, { url });
+        assert.equal(res.statusCode, 200, res.body);
+        const body = res.json<ResendBody>();
+        assert.deepEqual([body.statusCode, body.deliveries[0]!.success], [status, false], url);
+        assert.match(body.deliveries[0]!.error ?? '', error, url);
+        assert.match(body.message, /^Webhook resend failed: /);
+        assert.doesNotMatch(res.body, /hunter2|plain http|ECONN|wrong version|self.signed|certificate chain/i, url);
+        const [log] = (await t.app.inject({ method: 'GET', url: `/api/webhooks/logs?size=1`, headers: c.headers })).json().data;
+        assert.deepEqual([log.webhookLogId, log.statusCode, log.error], [body.webhookLogId, status === 0 ? null : status, body.deliveries[0]!.error]);
+      }
+      assert.equal(untrusted.received.length, 0);
+      const stored = await t.db.selectFrom('webhook_logs').select('error').where('account_id', '=', BigInt(c.accountId)).execute();
+      assert.ok(stored.every((l) => !/hunter2|plain http/.test(l.error ?? '')), 'no body is kept');
+    } finally {
+      rcv.respond = () => 200;
+      await new Promise<void>((resolve) => plain.close(() => resolve()));
+      await untrusted.close();
     }
   });
 

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { LIST_LIMITS } from '../../http/list-queries.ts';
 import { BEARER_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
+import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
 import { Metadata } from '../transactions/routes.ts';
 import * as service from './service.ts';
 
@@ -21,10 +23,17 @@ const Header = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 64 }), value: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
 );
-const Headers = Type.Array(Header, {
-  maxItems: service.MAX_HEADERS,
-  description: 'At most 5; Host, Content-Length, Connection, Transfer-Encoding, Content-Type, User-Agent and webhook-* are refused',
-});
+const HEADER_RULES = 'At most 5; Host, Content-Length, Connection, Transfer-Encoding, Content-Type, User-Agent and webhook-* are refused';
+const Headers = Type.Union(
+  [
+    Type.Array(Header, { maxItems: service.MAX_HEADERS, description: `[{key, value}], as the spec gives them. ${HEADER_RULES}` }),
+    Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.String({ maxLength: 1024 }), {
+      maxProperties: service.MAX_HEADERS,
+      description: `{name: value}, as the listing returns them. ${HEADER_RULES}`,
+    }),
+  ],
+  { description: 'Custom headers sent with every delivery to the URL' },
+);
 
 const Registration = Type.Object({
   id: Type.Integer(),
@@ -45,7 +54,13 @@ const Delivery = Type.Object({
   sentAt: Timestamp(),
   statusCode: Type.Integer({ description: 'Status the destination answered; 0 when it could not be reached' }),
   success: Type.Boolean(),
-  error: Nullable(Type.String()),
+  error: Nullable(
+    Type.String({
+      description:
+        "`HTTP <status>`, or the class of failure (timeout, connection refused, connection failed, TLS failure, DNS failure, " +
+        'non-public address, port not allowed) with the setting that changes it; never what the destination answered',
+    }),
+  ),
 });
 
 export const webhookRoutes =
@@ -61,7 +76,9 @@ export const webhookRoutes =
           operationId: 'registerWebhook',
           summary: 'Register a URL for an event type',
           description:
-            'HTTPS only, on a public address. Up to 3 active URLs per event type. Registering a URL already registered ' +
+            'HTTPS on port 443 (or a port the operator lists in WEBHOOK_ALLOWED_PORTS), on a public address (private and ' +
+            'loopback ones too where WEBHOOK_ALLOW_PRIVATE allows, as it does by default in sandbox mode, on any port). Up to 3 ' +
+            'active URLs per event type and 20 registrations per account, active or not. Registering a URL already registered ' +
             'for the event type replaces its headers, adds 1 to its version and switches it on again.',
           body: Type.Object(
             { url: Type.String({ minLength: 1, maxLength: 2048 }), eventType: EventType, headers: Type.Optional(Headers) },
@@ -156,7 +173,8 @@ export const webhookRoutes =
         schema: {
           ...common,
           operationId: 'listWebhookLogs',
-          summary: 'Every delivery attempt and resend, newest first',
+          summary: 'Every delivery attempt and resend of an interval, newest first',
+          description: `The interval is at most 31 days, the last 31 by default. ${LIST_LIMITS}`,
           querystring: Type.Object(
             {
               page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
@@ -164,6 +182,10 @@ export const webhookRoutes =
               eventType: Type.Optional(EventType),
               transactionId: Type.Optional(IdParam('Transaction id')),
               success: Type.Optional(Type.Boolean()),
+              startDate: Type.Optional(
+                Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description: 'Date (São Paulo) or timestamp; default 31 days before endDate' }),
+              ),
+              endDate: Type.Optional(Type.String({ pattern: DATE_OR_TIMESTAMP_PATTERN, description: 'Date (inclusive, São Paulo) or timestamp; default now' })),
             },
             { additionalProperties: false },
           ),
@@ -180,14 +202,14 @@ export const webhookRoutes =
                   statusCode: Nullable(Type.Integer()),
                   success: Type.Boolean(),
                   durationMs: Type.Integer(),
-                  error: Nullable(Type.String()),
+                  error: Nullable(Type.String({ description: '`HTTP <status>` or the class of failure, as in a resend; never what the destination answered' })),
                   isResend: Type.Boolean(),
                   createdAt: Timestamp(),
                 }),
               ),
               metadata: Metadata,
             }),
-            ...errorResponses(400, 401),
+            ...errorResponses(400, 401, 429, 503),
           },
         },
       },

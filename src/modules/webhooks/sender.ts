@@ -1,21 +1,39 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
-import { Agent, request } from 'undici';
+import { Agent, buildConnector, request } from 'undici';
 import { Webhook } from 'standardwebhooks';
 import { Lru } from '../../lib/lru.ts';
-import { DestinationError, guardedLookup, parseDestination } from './destination.ts';
+import {
+  DEFAULT_PORT,
+  DestinationError,
+  guardedLookup,
+  parseDestination,
+  SANDBOX_POLICY,
+  STRICT_POLICY,
+  type DestinationPolicy,
+  type FailureClass,
+} from './destination.ts';
 
 /** A delivery succeeds on a 2xx answered within this time. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
-/** At most this much of a receiver's answer is read (and kept, as the error, when it failed). */
+/** At most this much of a receiver's answer is read (and dropped) so its connection can be reused. */
 const MAX_ANSWER_BYTES = 1024;
+/**
+ * Connections to one receiving origin, per process. Above the bound per account (delivery.ts),
+ * so that one account's slow receiver cannot take them all where several accounts share an
+ * origin; the bench's 64 accounts all deliver to one.
+ */
+export const CONNECTIONS_PER_ORIGIN = 256;
 export const USER_AGENT = 'pix-api-webhooks/1.0';
 
 export interface Attempt {
   success: boolean;
   statusCode: number | null;
   durationMs: number;
+  /** The status (`HTTP 503`) or the class of failure, with the setting that changes it: never the receiver's body or a socket's error text. */
   error: string | null;
+  /** Set when no answer came: why. */
+  failure?: FailureClass | undefined;
   sentAt: Date;
 }
 
@@ -47,21 +65,36 @@ function signatureHeader(secrets: readonly string[], messageId: string, at: Date
   return secrets.map((secret) => signer(secret).sign(messageId, at, body)).join(' ');
 }
 
-function describe(error: unknown, timeoutMs: number): string {
-  if (error instanceof DestinationError) return error.message;
-  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
-    return `no answer within ${timeoutMs} ms`;
-  }
-  const cause = e.cause?.code === 'EADDRNOTPUBLIC' ? e.cause : e;
-  if (cause.code === 'EADDRNOTPUBLIC') return cause.message ?? 'destination resolves to a non-public address';
-  return [e.code ?? e.cause?.code, e.message ?? e.cause?.message].filter(Boolean).join(': ') || 'delivery failed';
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_|HOSTNAME_MISMATCH)/;
+
+/** The class of a failed attempt, from the error undici or the socket gave; nothing of its text. */
+export function classify(error: unknown): { failure: FailureClass; text: string } {
+  const e = error as { name?: string; code?: string; cause?: unknown };
+  const cause = (e.cause ?? {}) as { code?: string; name?: string };
+  const found = [error, e.cause].find((x) => x instanceof DestinationError);
+  if (found) return { failure: found.failure, text: found.message };
+  const code = cause.code ?? e.code ?? '';
+  const name = e.name ?? '';
+  let failure: FailureClass;
+  if (name === 'TimeoutError' || name === 'AbortError' || code.startsWith('UND_ERR_') && /TIMEOUT/.test(code) || code === 'ETIMEDOUT') failure = 'timeout';
+  else if (code === 'ECONNREFUSED') failure = 'connection refused';
+  else if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NONAME') failure = 'DNS failure';
+  else if (TLS_CODES.test(code) || /ssl|tls|cert/i.test(cause.name ?? '')) failure = 'TLS failure';
+  else failure = 'connection failed';
+  return { failure, text: FAILURE_TEXT[failure] };
 }
 
-/**
- * POSTs webhooks: TLS with the system CAs plus WEBHOOK_CA_FILE, sockets that only reach public
- * addresses (unless allowed), no redirects followed (a 3xx is a failed attempt), a 10 s limit.
- */
+const FAILURE_TEXT: Record<FailureClass, string> = {
+  'invalid destination': 'invalid destination',
+  'non-public address': 'non-public address (the operator allows those with WEBHOOK_ALLOW_PRIVATE)',
+  'port not allowed': 'port not allowed (destinations use port 443 or a port the operator lists in WEBHOOK_ALLOWED_PORTS)',
+  'DNS failure': 'DNS failure: the host name does not resolve',
+  'connection refused': 'connection refused',
+  'connection failed': 'connection failed',
+  'TLS failure': "TLS failure: the destination's certificate is not trusted or the handshake failed (the operator adds trusted CAs with WEBHOOK_CA_FILE)",
+  timeout: 'timeout: no answer in time',
+};
+
 const contexts = new Map<string, SecureContext>();
 
 /**
@@ -81,26 +114,50 @@ function trustFor(caFile: string | undefined): SecureContext {
   return context;
 }
 
+export interface SenderOptions {
+  /** The operator's rules for destinations; `allowPrivate` alone stands for the strict or the sandbox policy. */
+  policy?: DestinationPolicy;
+  allowPrivate?: boolean;
+  caFile?: string | undefined;
+  /** The whole attempt's limit (10 s; tests make it short). */
+  timeoutMs?: number;
+}
+
+/**
+ * POSTs webhooks: TLS with the system CAs plus WEBHOOK_CA_FILE, sockets that only reach the
+ * addresses and ports the policy allows (destination.ts), no redirects followed (a 3xx is a
+ * failed attempt), a 10 s limit.
+ */
 export class WebhookSender {
   readonly #agent: Agent;
-  readonly #allowPrivate: boolean;
+  readonly #policy: DestinationPolicy;
   readonly #timeoutMs: number;
 
-  constructor(options: { allowPrivate: boolean; caFile?: string | undefined; timeoutMs?: number }) {
-    this.#allowPrivate = options.allowPrivate;
+  constructor(options: SenderOptions) {
+    this.#policy = options.policy ?? (options.allowPrivate ? SANDBOX_POLICY : STRICT_POLICY);
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     const secureContext = trustFor(options.caFile);
+    // One connector per port rule: a port outside the list is allowed only for private
+    // addresses (sandbox), so the look-up made when connecting must know the port.
+    const connectors = new Map<number, buildConnector.connector>();
+    const connectorFor = (port: number) => {
+      let connector = connectors.get(port);
+      if (!connector) {
+        connector = buildConnector({ secureContext, lookup: guardedLookup(this.#policy, port), timeout: this.#timeoutMs } as buildConnector.BuildOptions);
+        if (connectors.size < 64) connectors.set(port, connector);
+      }
+      return connector;
+    };
     this.#agent = new Agent({
-      connect: {
-        secureContext,
-        lookup: guardedLookup(options.allowPrivate),
-        timeout: this.#timeoutMs,
-      },
+      connect: (opts, callback) => connectorFor(opts.port === '' ? DEFAULT_PORT : Number(opts.port))(opts, callback),
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      // Per receiving origin: most deliveries of a busy account go to one URL.
-      connections: 64,
+      connections: CONNECTIONS_PER_ORIGIN,
     });
+  }
+
+  get timeoutMs(): number {
+    return this.#timeoutMs;
   }
 
   async send(message: Message, now: () => Date): Promise<Attempt> {
@@ -115,11 +172,12 @@ export class WebhookSender {
     // AbortSignal.timeout: its timer and signal live the full 10 s whatever the answer, so at
     // 2,500 deliveries/s a process held 25,000 of them, promoted to the old generation and
     // collected in 20-30 ms major pauses, which stalled every request of the process.
+    // Why, and what was measured: docs/decisions/0021-webhook-delivery-lease.md.
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
     try {
       // IP literals never reach the lookup, so they are judged here.
-      parseDestination(message.url, this.#allowPrivate);
+      parseDestination(message.url, this.#policy);
       const headers = {
         ...message.headers,
         'content-type': 'application/json',
@@ -135,26 +193,15 @@ export class WebhookSender {
         dispatcher: this.#agent,
         signal: abort.signal,
       });
+      // Read to the end so the connection can carry the next delivery, but no further than the
+      // limit (past it the connection is closed), and kept nowhere: what a destination answers
+      // is never shown, so the service tells nobody what a service it can reach says.
+      await response.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
       const success = response.statusCode >= 200 && response.statusCode < 300;
-      if (success) {
-        // Read to the end so the connection can carry the next delivery, but no further than
-        // the limit (past it the connection is closed): a receiver cannot make us read megabytes.
-        await response.body.dump({ limit: MAX_ANSWER_BYTES });
-        return done({ success, statusCode: response.statusCode, error: null });
-      }
-      let answer = '';
-      // Leaving the loop early destroys the stream, as above.
-      for await (const chunk of response.body) {
-        answer += (chunk as Buffer).toString('utf8');
-        if (answer.length >= MAX_ANSWER_BYTES) break;
-      }
-      return done({
-        success,
-        statusCode: response.statusCode,
-        error: `HTTP ${response.statusCode}${answer ? `: ${answer.slice(0, MAX_ANSWER_BYTES)}` : ''}`,
-      });
+      return done({ success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}` });
     } catch (error) {
-      return done({ success: false, statusCode: null, error: describe(error, this.#timeoutMs) });
+      const { failure, text } = classify(error);
+      return done({ success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text });
     } finally {
       clearTimeout(timer);
     }

@@ -1,12 +1,13 @@
 import type { Db } from '../../db/client.ts';
 import type { WebhookEventType } from '../../db/schema.ts';
 import { AppError, badRequest, notFound } from '../../http/errors.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
 import type { RateLimiter } from '../../http/rate-limit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { findByIdentifier } from '../transactions/repo.ts';
-import { pageMetadata } from '../transactions/service.ts';
+import { interval, MAX_INTERVAL_DAYS, pageMetadata } from '../transactions/service.ts';
 import { envelopeBody } from './delivery.ts';
-import { checkResolvedDestination, DestinationError, parseDestination } from './destination.ts';
+import { checkResolvedDestination, DestinationError, destinationOrigin, parseDestination, type DestinationPolicy } from './destination.ts';
 import * as repo from './repo.ts';
 import { newWebhookSecret, signingSecrets } from './secrets.ts';
 import type { WebhookSender } from './sender.ts';
@@ -15,12 +16,17 @@ export interface WebhooksDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly sender: WebhookSender;
-  readonly allowPrivate: boolean;
+  /** Which destinations webhooks may go to (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS, PIX_MODE). */
+  readonly policy: DestinationPolicy;
   /** POST /api/resend-webhook: 60 per minute per account, shared through Redis when configured. */
   readonly resendLimiter: RateLimiter;
+  /** The account lists' connections and limits (GET /api/webhooks/logs). */
+  readonly lists: ListQueries;
 }
 
 export const MAX_ACTIVE_PER_EVENT = 3;
+/** Registrations per account, active or not (decisions.md). */
+export const MAX_REGISTRATIONS = 20;
 export const MAX_HEADERS = 5;
 export const RESEND_LIMIT_PER_MINUTE = 60;
 
@@ -50,7 +56,13 @@ export interface HeaderInput {
   value: string;
 }
 
-export function validHeaders(list: readonly HeaderInput[]): Record<string, string> {
+/** Headers as the spec gives them ([{key, value}]), or as the listing returns them ({name: value}). */
+export type HeadersInput = readonly HeaderInput[] | Readonly<Record<string, string>>;
+
+export function validHeaders(input: HeadersInput): Record<string, string> {
+  const list: readonly HeaderInput[] = Array.isArray(input)
+    ? (input as readonly HeaderInput[])
+    : Object.entries(input as Record<string, string>).map(([key, value]) => ({ key, value }));
   if (list.length > MAX_HEADERS) throw badRequest('TOO_MANY_HEADERS', `headers must have at most ${MAX_HEADERS} items`);
   const out: Record<string, string> = {};
   const seen = new Set<string>();
@@ -68,16 +80,19 @@ export function validHeaders(list: readonly HeaderInput[]): Record<string, strin
   return out;
 }
 
-async function destination(raw: string, allowPrivate: boolean): Promise<string> {
+async function destination(raw: string, policy: DestinationPolicy): Promise<string> {
   try {
-    const url = parseDestination(raw, allowPrivate);
-    await checkResolvedDestination(url, allowPrivate);
+    const url = parseDestination(raw, policy);
+    await checkResolvedDestination(url, policy);
     return url.href;
   } catch (error) {
     if (error instanceof DestinationError) throw badRequest('INVALID_WEBHOOK_URL', error.message);
     throw error;
   }
 }
+
+const tooManyRegistrations = () =>
+  badRequest('TOO_MANY_WEBHOOKS', `at most ${MAX_REGISTRATIONS} registrations per account, active or not: delete one first`);
 
 const tooMany = (eventType: string) =>
   badRequest('TOO_MANY_WEBHOOKS', `at most ${MAX_ACTIVE_PER_EVENT} active URLs per event type (${eventType}): switch one off or delete it first`);
@@ -96,9 +111,9 @@ export function registrationView(w: repo.WebhookRow) {
 }
 
 /** POST /api/webhooks: a new URL for an event type, or new headers (and version) for a known one. */
-export async function register(deps: WebhooksDeps, accountId: bigint, input: { url: string; eventType: WebhookEventType; headers?: HeaderInput[] | undefined }) {
+export async function register(deps: WebhooksDeps, accountId: bigint, input: { url: string; eventType: WebhookEventType; headers?: HeadersInput | undefined }) {
   const headers = validHeaders(input.headers ?? []);
-  const url = await destination(input.url, deps.allowPrivate);
+  const url = await destination(input.url, deps.policy);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     if (!(await repo.lockAccount(trx, accountId))) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
@@ -108,8 +123,10 @@ export async function register(deps: WebhooksDeps, accountId: bigint, input: { u
       const updated = await repo.updateWebhook(trx, existing.id, { headers, isActive: true, bumpVersion: true, now });
       return { success: true, message: 'Webhook updated', id: Number(updated.id), version: updated.version };
     }
+    if ((await repo.countAll(trx, accountId)) >= MAX_REGISTRATIONS) throw tooManyRegistrations();
     if ((await repo.countActive(trx, accountId, input.eventType)) >= MAX_ACTIVE_PER_EVENT) throw tooMany(input.eventType);
-    const created = await repo.insertWebhook(trx, { accountId, eventType: input.eventType, url, headers, now });
+    const destinationId = await repo.ensureDestination(trx, accountId, destinationOrigin(url));
+    const created = await repo.insertWebhook(trx, { accountId, eventType: input.eventType, url, destinationId, headers, now });
     return { success: true, message: 'Webhook registered', id: Number(created.id), version: created.version };
   });
 }
@@ -122,7 +139,7 @@ export async function list(deps: WebhooksDeps, accountId: bigint) {
 const webhookNotFound = () => notFound('WEBHOOK_NOT_FOUND', 'Webhook not found');
 
 /** PATCH /api/webhooks/{id}: switch on or off, or replace the headers (a new version). */
-export async function update(deps: WebhooksDeps, accountId: bigint, id: bigint, change: { isActive?: boolean | undefined; headers?: HeaderInput[] | undefined }) {
+export async function update(deps: WebhooksDeps, accountId: bigint, id: bigint, change: { isActive?: boolean | undefined; headers?: HeadersInput | undefined }) {
   const headers = change.headers === undefined ? undefined : validHeaders(change.headers);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
@@ -162,20 +179,32 @@ export async function rotateSigningSecret(deps: WebhooksDeps, accountId: bigint)
   return { secret: rotated.webhook_secret };
 }
 
-export async function logs(
-  deps: WebhooksDeps,
-  accountId: bigint,
-  query: { page?: number | undefined; size?: number | undefined; eventType?: string | undefined; transactionId?: string | undefined; success?: boolean | undefined },
-) {
+export interface LogQuery {
+  page?: number | undefined;
+  size?: number | undefined;
+  eventType?: string | undefined;
+  transactionId?: string | undefined;
+  success?: boolean | undefined;
+  startDate?: string | undefined;
+  endDate?: string | undefined;
+}
+
+/**
+ * GET /api/webhooks/logs: the attempts of an interval of at most 31 days (the last 31 by
+ * default), bounded and read like the transaction list.
+ */
+export async function logs(deps: WebhooksDeps, accountId: bigint, query: LogQuery) {
   const page = query.page ?? 1;
   const size = query.size ?? 20;
-  const { rows, total } = await repo.listLogs(
-    deps.db,
-    accountId,
-    { eventType: query.eventType, transactionId: query.transactionId === undefined ? undefined : BigInt(query.transactionId), success: query.success },
-    page,
-    size,
-  );
+  const { from, to } = interval(query, deps.clock.now(), MAX_INTERVAL_DAYS);
+  const filter = {
+    eventType: query.eventType,
+    transactionId: query.transactionId === undefined ? undefined : BigInt(query.transactionId),
+    success: query.success,
+    from,
+    to,
+  };
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listLogs(db, accountId, filter, page, size));
   return {
     data: rows.map((r) => ({
       webhookLogId: Number(r.id),
@@ -213,7 +242,7 @@ export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: 
   if (!notification) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
   const targets =
     body.url !== undefined
-      ? [{ url: await destination(body.url, deps.allowPrivate), headers: {} as Record<string, string> }]
+      ? [{ url: await destination(body.url, deps.policy), headers: {} as Record<string, string> }]
       : (await repo.activeUrls(deps.db, accountId, eventType)).map((w) => ({ url: w.url, headers: w.headers }));
   if (targets.length === 0) throw badRequest('NO_WEBHOOK_URL', `No active webhook URL for ${eventType} and no url in the body`);
   const secrets = await repo.accountSecrets(deps.db, accountId);
