@@ -15,10 +15,10 @@ import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
-import { adminRoutes } from './modules/admin/routes.ts';
+import { adminRoutes } from './modules/admin/routes/index.ts';
 import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
-import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes.ts';
+import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes/index.ts';
 import { CertificateLinkCache } from './modules/auth/link-cache.ts';
 import { resolveKeyEncryptionKey, type KeyEncryptionKey } from './modules/auth/key-encryption.ts';
 import { KeyRing } from './modules/auth/key-ring.ts';
@@ -30,11 +30,11 @@ import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
 import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
 import { refundRoutes } from './modules/refunds/routes.ts';
-import { sandboxRoutes } from './modules/sandbox/routes.ts';
-import { transactionRoutes } from './modules/transactions/routes.ts';
+import { sandboxRoutes } from './modules/sandbox/routes/index.ts';
+import { transactionRoutes } from './modules/transactions/routes/index.ts';
 import { TransferBatcher } from './modules/transfers/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
-import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { webhookRoutes } from './modules/webhooks/routes/index.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
@@ -196,17 +196,58 @@ interface Parts {
   readonly keys: KeyRing;
 }
 
-async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts): Promise<void> {
-  const { config, db, clock } = deps;
+/** What the routes share: senders, limiters and caches, each closed with the main listener. */
+interface Services {
+  readonly policy: ReturnType<typeof destinationPolicy>;
+  readonly resendSender: WebhookSender;
+  readonly resendLimiter: RateLimiter;
+  readonly secrets: SecretChecks;
+  readonly lookups: DirectoryLookups;
+  readonly adminFailures: RateLimiter;
+  readonly tokens: TokenService;
+  readonly links: CertificateLinkCache;
+  readonly trust: CertificateTrust;
+  readonly lists: ListQueries;
+}
+
+type PerMinute = (limit: number, prefix: string) => RateLimiter;
+
+async function registerRoutes(deps: AppDeps, parts: Parts): Promise<void> {
+  const { db, clock } = deps;
+  const { main } = parts;
   await main.register(swagger, openApiOptions());
   await main.register(swaggerUi, { routePrefix: '/docs' });
 
+  const services = createServices(deps, parts);
+  const { tokens, trust, secrets } = services;
+  await main.register(healthRoutes({ db }));
+  await main.register(authRoutes({ db, clock, tokens, trust, secrets }));
+  await main.register(accountRoutes(deps, services));
+  await registerOperatorRoutes(deps, parts, services);
+}
+
+function createServices(deps: AppDeps, { main, keys }: Parts): Services {
+  const { config, db, clock } = deps;
   // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
   const policy = destinationPolicy(config);
   const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile });
   main.addHook('onClose', () => resendSender.close());
-  // Limits every process shares through Redis when there is one (REDIS_URL).
-  const perMinute = (limit: number, prefix: string): RateLimiter => {
+  const perMinute = perMinuteLimiters(config, main);
+  const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
+  const secrets = secretChecks(deps, main, perMinute);
+  const lookups = directoryLookups(deps, main);
+  const adminFailures = perMinute(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
+  const tokens = new TokenService(keys, clock);
+  const links = new CertificateLinkCache(db, clock);
+  const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
+  // Every account list goes through this: its own connections and a limit per account.
+  const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
+  return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists };
+}
+
+/** Limits every process shares through Redis when there is one (REDIS_URL). */
+function perMinuteLimiters(config: Config, main: FastifyInstance): PerMinute {
+  return (limit, prefix) => {
     const limiter = config.redisUrl
       ? new RedisRateLimiter(config.redisUrl, {
           limit,
@@ -218,7 +259,9 @@ async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts):
     main.addHook('onClose', () => limiter.close());
     return limiter;
   };
-  const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
+}
+
+function secretChecks(deps: AppDeps, main: FastifyInstance, perMinute: PerMinute): SecretChecks {
   const limits = deps.secretCheckLimits;
   const clientFailures = limits?.clientFailuresPerMinute;
   const secrets = new SecretChecks({
@@ -232,8 +275,14 @@ async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts):
     },
   });
   main.addHook('onClose', () => secrets.close());
-  // Directory look-ups, limited per account; the institution's ISPB in the Redis key keeps two
-  // services that share a Redis apart.
+  return secrets;
+}
+
+/**
+ * Directory look-ups, limited per account; the institution's ISPB in the Redis key keeps two
+ * services that share a Redis apart.
+ */
+function directoryLookups({ config, db, clock }: AppDeps, main: FastifyInstance): DirectoryLookups {
   const lookups = new DirectoryLookups({
     db,
     clock,
@@ -246,18 +295,20 @@ async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts):
       : new MemoryTokenBuckets(),
   });
   main.addHook('onClose', () => lookups.close());
-  const adminFailures = perMinute(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
-  const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
-  const tokens = new TokenService(keys, clock);
-  const links = new CertificateLinkCache(db, clock);
-  const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
-  // Every account list goes through this: its own connections and a limit per account.
-  const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
+  return lookups;
+}
 
-  await main.register(healthRoutes({ db }));
-  await main.register(authRoutes({ db, clock, tokens, trust, secrets }));
+/** Wakes this process's settlement worker on a HIGH transfer, when there is one. */
+function wakeOption(deps: AppDeps) {
+  return deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
+}
 
-  await main.register(async (accountScope) => {
+/** The account routes, behind the account token (and its certificate). */
+function accountRoutes(deps: AppDeps, services: Services) {
+  const { config, db, clock } = deps;
+  const { tokens, trust, links, lookups, lists, resendSender: sender, policy, resendLimiter } = services;
+  const wake = wakeOption(deps);
+  return async (accountScope: FastifyInstance) => {
     accountScope.addHook('onRequest', accountAuthentication({ clock, tokens, trust, links }));
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
@@ -275,11 +326,14 @@ async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts):
     await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, lists }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));
-    await accountScope.register(
-      webhookRoutes({ db, clock, sender: resendSender, policy, resendLimiter, lists }),
-    );
-  });
+    await accountScope.register(webhookRoutes({ db, clock, sender, policy, resendLimiter, lists }));
+  };
+}
 
+/** The operator API on the admin listener, and in sandbox mode the simulated network on the main one. */
+async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts, services: Services): Promise<void> {
+  const { config, db, clock } = deps;
+  const { links, trust, adminFailures } = services;
   // The operator listener: probes answer there too, so a supervisor needs no access to the public
   // one. /metrics, when it comes, is registered on `admin` beside /admin/*, never on `main`.
   if (admin !== main) await admin.register(healthRoutes({ db }));
@@ -305,6 +359,7 @@ async function registerRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts):
 
   // The simulated network stays on the main listener: sandbox clients call it beside the account routes.
   if (config.mode === 'sandbox') {
+    const wake = wakeOption(deps);
     await main.register(async (sandboxScope) => {
       sandboxScope.addHook('onRequest', authenticateAdmin);
       sandboxScope.addHook('onRoute', documentAdminErrors);

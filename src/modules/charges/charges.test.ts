@@ -9,7 +9,7 @@ import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { randomAlphanumeric } from '../../lib/ids.ts';
 import { numberToCentavos } from '../../lib/money.ts';
 import { SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
-import { SANDBOX_PAYER_CPF } from './routes.ts';
+import { SANDBOX_PAYER_CPF } from './routes/sandbox-pay.ts';
 import { MERCHANT_CITY } from './service.ts';
 
 type Json = Record<string, unknown>;

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { ADMIN_SECURITY, BEARER_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
 import { LIST_LIMITS, type ListQueries } from '../../http/list-queries.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
-import { Metadata } from '../transactions/routes.ts';
+import { Metadata } from '../transactions/routes/schemas.ts';
 import { closeMed, getAccountMed, listAccountMeds, openMed, type MedDeps } from './service.ts';
 
 const Reason = Type.Union([Type.Literal('FRAUD'), Type.Literal('OPERATIONAL_FLAW')], {

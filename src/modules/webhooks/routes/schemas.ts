@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+import { BEARER_SECURITY, Nullable, Timestamp } from '../../../http/schemas.ts';
+import { MAX_HEADERS } from '../service.ts';
+
+/** The tag and security every webhook operation documents. */
+export const common = { tags: ['Webhooks'], security: BEARER_SECURITY };
+
+export const EventType = Type.Union(
+  [
+    Type.Literal('cash_in'),
+    Type.Literal('cash_out'),
+    Type.Literal('refund_in'),
+    Type.Literal('refund_out'),
+    Type.Literal('med_created'),
+    Type.Literal('med_accepted'),
+    Type.Literal('med_rejected'),
+  ],
+  { description: 'cash_in (RECEIVE), cash_out (TRANSFER), refund_in / refund_out (REFUND), med_created / med_accepted / med_rejected (MED)' },
+);
+
+const Header = Type.Object(
+  { key: Type.String({ minLength: 1, maxLength: 64 }), value: Type.String({ maxLength: 1024 }) },
+  { additionalProperties: false },
+);
+const HEADER_RULES = 'At most 5; Host, Content-Length, Connection, Transfer-Encoding, Content-Type, User-Agent and webhook-* are refused';
+export const Headers = Type.Union(
+  [
+    Type.Array(Header, { maxItems: MAX_HEADERS, description: `[{key, value}], as the spec gives them. ${HEADER_RULES}` }),
+    Type.Record(Type.String({ minLength: 1, maxLength: 64 }), Type.String({ maxLength: 1024 }), {
+      maxProperties: MAX_HEADERS,
+      description: `{name: value}, as the listing returns them. ${HEADER_RULES}`,
+    }),
+  ],
+  { description: 'Custom headers sent with every delivery to the URL' },
+);
+
+export const Registration = Type.Object({
+  id: Type.Integer(),
+  type: Type.String({ description: 'Event type' }),
+  url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String()),
+  isActive: Type.Boolean(),
+  version: Type.Integer({ description: 'Starts at 1; each re-registration or change of headers adds 1' }),
+  createdAt: Timestamp(),
+  updatedAt: Timestamp(),
+});
+
+export const Secret = Type.Object({ secret: Type.String({ description: 'whsec_... (Standard Webhooks)' }) });
+
+export const Delivery = Type.Object({
+  url: Type.String(),
+  webhookLogId: Type.Integer(),
+  sentAt: Timestamp(),
+  statusCode: Type.Integer({ description: 'Status the destination answered; 0 when it could not be reached' }),
+  success: Type.Boolean(),
+  error: Nullable(
+    Type.String({
+      description:
+        "`HTTP <status>`, or the class of failure (timeout, connection refused, connection failed, TLS failure, DNS failure, " +
+        'non-public address, port not allowed) with the setting that changes it; never what the destination answered',
+    }),
+  ),
+});
