@@ -105,12 +105,13 @@ const ms = (v: number) => (Number.isNaN(v) ? '' : v === Infinity ? 'never' : v.t
 const num = (v: number | undefined, digits = 0) => (v === undefined || Number.isNaN(v) ? '' : v.toFixed(digits));
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 
-function printTable(rows: Row[]): void {
-  console.log(
+/** The table of `rows`, one Markdown line each: the same on the terminal and in docs/performance.md. */
+function tableLines(rows: Row[]): string[] {
+  const out = [
     '| figure | per s | ratio | target | p50 ms | p99 ms | PostgreSQL CPU ms/op | service CPU ms/op | load generator CPU ms/op | transfers/commit | ' +
       'transfers/WAL flush | WAL bytes/transfer | settled/s | backlog at end | statuses |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const r of rows) {
     const c = r.costs;
     const wal = c && r.transfers ? [num(c.perCommit, 1), num(c.perSync, 1), num(c.walBytes)] : ['', '', ''];
@@ -129,8 +130,13 @@ function printTable(rows: Row[]): void {
       num(r.backlog),
       r.statuses ? JSON.stringify(r.statuses) : '',
     ];
-    console.log(`| ${cells.join(' | ')} |`);
+    out.push(`| ${cells.join(' | ')} |`);
   }
+  return out;
+}
+
+function printTable(rows: Row[]): void {
+  for (const line of tableLines(rows)) console.log(line);
 }
 
 const transferRow = (label: string, r: LoadResult & Costs & Settling, ratio: string, target = ''): Row => ({
@@ -402,17 +408,28 @@ export function printFairness(f: FairnessResult): void {
   console.log(fairnessLine(f));
 }
 
-export function report(r: Results): void {
+/** The settings of the run in a sentence. */
+export function settingsLine(r: Results): string {
   const s = r.settings;
-  console.log(
-    `\n${s.clients} concurrent clients per closed loop, ${s.seconds} s per run, ${s.accounts} paying accounts, ` +
-      `NORM settles ${s.settlementDelayMs} ms after arrival; PostgreSQL ${s.database}; "op" is a request (GET rows) or an accepted transfer`,
+  return (
+    `${s.clients} concurrent clients per closed loop, ${s.seconds} s per run, ${s.accounts} paying accounts, ` +
+    `NORM settles ${s.settlementDelayMs} ms after arrival; PostgreSQL ${s.database}; "op" is a request (GET rows) or an accepted transfer`
   );
-  printTable(rows(r));
-  console.log('');
-  for (const line of lines(r)) console.log(line);
-  console.log(
-    `\ninvariants: sum of all balances = ${r.check.sum} (must be 0), balances not equal to their postings = ${r.check.mismatched}, ` +
-      `negative balances = ${r.check.negative}, accounts whose balance is not what their transactions say = ${r.check.unreconciled}`,
+}
+
+export function invariantsLine(r: Results): string {
+  return (
+    `invariants: sum of all balances = ${r.check.sum} (must be 0), balances not equal to their postings = ${r.check.mismatched}, ` +
+    `negative balances = ${r.check.negative}, accounts whose balance is not what their transactions say = ${r.check.unreconciled}`
   );
+}
+
+/** What the full run reports: its settings, the table, a line per extra figure, the invariants. */
+export function reportParts(r: Results): { settings: string; table: string[]; lines: string[]; invariants: string } {
+  return { settings: settingsLine(r), table: tableLines(rows(r)), lines: lines(r), invariants: invariantsLine(r) };
+}
+
+export function report(r: Results): void {
+  const p = reportParts(r);
+  console.log(['', p.settings, ...p.table, '', ...p.lines, '', p.invariants].join('\n'));
 }

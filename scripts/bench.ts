@@ -15,10 +15,14 @@
 // invariants; lists over 1M rows; one account's balance reads while another runs heavy lists
 // (scripts/bench-lists.ts; BENCH_ONLY=isolation runs that alone, BENCH_ONLY=lists the lists too);
 // one account flooding a slow receiver while another's webhooks are timed (scripts/bench-fairness.ts).
+//
+// `npm run bench -- --write docs/performance.md` also writes that page: its fixed text, then what
+// was printed, under the run's date and machine (scripts/bench-page.ts).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { cpfCheckDigits } from '../src/lib/document.ts';
@@ -26,7 +30,8 @@ import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchD
 import { listIsolation, seedCharges } from './bench-lists.ts';
 import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
-import { printFairness, report, reportIsolation } from './bench-report.ts';
+import { performancePage, type Machine } from './bench-page.ts';
+import { printFairness, report, reportIsolation, type Results } from './bench-report.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
 import { arrivals, startReceiver, type Receiver } from './lib/receivers.ts';
 
@@ -55,6 +60,9 @@ const BURST = Number(process.env.BENCH_BURST ?? 3000);
  * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone.
  */
 const ONLY = process.env.BENCH_ONLY;
+/** `--write <file>`: the page (docs/performance.md) to write the run to. */
+const WRITE = parseArgs({ options: { write: { type: 'string' } } }).values.write;
+if (WRITE !== undefined && ONLY !== undefined) throw new Error(`--write needs the full run: BENCH_ONLY=${ONLY} runs a part of it`);
 /** Token requests with wrong credentials at once. */
 const TOKEN_FLOOD = Number(process.env.BENCH_TOKEN_FLOOD ?? 400);
 const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
@@ -409,7 +417,23 @@ function fairness(b: Bench, fast: Receiver, slow: Receiver) {
   return fairnessRun({ http: b.http, adminAuth: ADMIN_AUTH, attacker, victim, fast, slow });
 }
 
+/** What the run was measured on, for the written page. */
+async function machine(url: string, loadAtStart: number): Promise<Machine> {
+  const postgres = await withClient(url, (c) => c.query<{ server_version: string }>('show server_version'));
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+    memoryBytes: totalmem(),
+    system: `${osType()} ${release()}`,
+    node: process.version,
+    postgres: postgres.rows[0]!.server_version,
+    loadAverage: [loadAtStart, loadavg()[0]!],
+  };
+}
+
 async function main() {
+  const startedAt = new Date();
+  const loadAtStart = loadavg()[0]!;
   const receiver = await startReceiver();
   const slow = await startReceiver(SLOW_RECEIVER_DELAY_MS);
   // The service trusts both receivers' CAs, from one file.
@@ -472,7 +496,7 @@ async function main() {
     const { lists, listsOpen } = await listRuns(b);
     const isolation = await isolationRun(b);
 
-    report({
+    const results: Results = {
       settings: {
         clients: CLIENTS,
         seconds: SECONDS,
@@ -500,7 +524,12 @@ async function main() {
       isolation,
       fairness: unfair,
       check,
-    });
+    };
+    report(results);
+    if (WRITE !== undefined) {
+      writeFileSync(WRITE, performancePage({ startedAt, endedAt: new Date(), machine: await machine(url, loadAtStart), results }));
+      console.log(`\nwritten to ${WRITE}`);
+    }
     if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
   } finally {
     await http.close();

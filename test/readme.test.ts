@@ -325,6 +325,18 @@ describe('the claims of README.md and docs/, against the code', () => {
     assert.deepEqual(problems, []);
   });
 
+  it('the Layout section names every folder of src/, one line each', () => {
+    const lines = readme.split('\n');
+    const open = lines.indexOf('```', lines.indexOf('## Layout'));
+    assert.ok(lines.includes('## Layout') && open >= 0, 'README.md has no Layout section with a block of folders');
+    const listed = lines.slice(open + 1, lines.indexOf('```', open + 1)).map((line) => line.split(/\s+/)[0]!);
+    const folders = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .flatMap((entry) => [`${dir}/${entry.name}/`, ...folders(`${dir}/${entry.name}`)]);
+    assert.deepEqual([...listed].sort(), folders('src').sort());
+  });
+
   it('npm test and bash .ci/run do what the Tests section says', () => {
     const test = packageJson.scripts.test!;
     assert.match(test, /^node --test /, 'npm test runs Node\'s test runner');

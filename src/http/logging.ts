@@ -33,7 +33,7 @@ const keep = (text: string) => `${text.slice(0, 2)}***${text.slice(-2)}`;
 /**
  * Keys and documents in a URL are masked: long digit runs (CPF, CNPJ, phone), EVP keys, CPFs and
  * CNPJs with their dots, and a segment naming an e-mail. In linear time: a backtracking pattern
- * over a 16 KiB URL of one long segment cost half a second of the event loop per request.
+ * held the event loop on a long URL of one segment, for every such request (test/hostile.test.ts).
  */
 export function maskUrl(url: string): string {
   return url
@@ -70,9 +70,9 @@ type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
 type LogArgs = Parameters<FastifyBaseLogger['info']>;
 
 /**
- * Fastify gives every request a child logger bound to its id. A pino child costs about 5 µs
- * with redaction configured (the redaction's wildcard paths run over the bindings), 6% of a
- * balance read in the service, and most requests never log at the configured level. This one
+ * Fastify gives every request a child logger bound to its id. A pino child is not cheap with
+ * redaction configured (the redaction's wildcard paths run over the bindings), and most
+ * requests never log at the configured level. This one
  * makes the child on the first message that would be written; until then a message below the
  * level costs one comparison. What reaches the log is the real child's output, redacted alike.
  * Why, and what was measured: docs/decisions/0024-request-path-costs.md.

@@ -39,8 +39,8 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
 /**
  * A scalar or null, as one JSON Schema type list (`"type": ["string", "null"]`) rather than an
  * anyOf: the response serializer (fast-json-stringify) writes a type list after a typeof check,
- * but an anyOf by running a validator per branch on every value, which took 14% of the service's
- * time on a page of 20 transactions (ten nullable fields each).
+ * but an anyOf by running a validator per branch on every value, which made list pages, with
+ * their many nullable fields, slow to write.
  * Why, and what was measured: docs/decisions/0024-request-path-costs.md.
  */
 export const Nullable = <T extends TSchema & { type: 'string' | 'integer' | 'number' | 'boolean' }>(schema: T) =>

@@ -7,7 +7,7 @@ const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const ALNUM_LIMIT = 4 * ALNUM.length;
 
 /** CSPRNG bytes drawn 4 KiB at a time, as Node's randomInt and randomUUID do: a call to the
- * CSPRNG per identifier cost 7% of the service's time on the transfer path. */
+ * CSPRNG per identifier showed in the transfer path's profile (docs/decisions/0024-request-path-costs.md). */
 const pool = Buffer.alloc(4096);
 let poolAt = pool.length;
 

@@ -34,8 +34,8 @@ const SAMPLE = 12;
 
 /**
  * An Lru for long string keys: bearer tokens, certificate headers of 2 KB. A Map hashes the
- * whole of a key it is given, and a header is a new string on every request, so a lookup cost
- * about 5 µs for a certificate (12% of a balance read's time in the service). This one hashes a
+ * whole of a key it is given, and a header is a new string on every request, so every lookup
+ * hashed kilobytes, a visible part of a balance read. This one hashes a
  * long key's length and six short samples spread over it, and checks a hit against the whole
  * key, so two keys that share the samples only evict each other. Spread, not the tail: every
  * PEM ends with the same footer, and JWTs of one issuer start with the same header.

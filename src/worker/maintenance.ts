@@ -7,8 +7,7 @@ import type { Database, Db } from '../db/client.ts';
  * in single-user mode, where no autovacuum launcher exists. Without it nothing refreshes the
  * planner's statistics, and the hot path degrades: a ledger_accounts analysed when it held one
  * row is planned as a one-page table, so every `UPDATE ... WHERE id = $1` on the grown table
- * became a sequential scan of all its rows (three per transfer, measured on the bench, about a
- * fifth of the database's time). Nor does anything reclaim the dead rows of the tables the
+ * became a sequential scan of all its rows, several per transfer. Nor does anything reclaim the dead rows of the tables the
  * service churns (the settlement queue gets a row and loses it with every transfer).
  *
  * The rules are autovacuum's own, read from the server's settings: a table is vacuumed when its
@@ -49,9 +48,8 @@ export interface TableWork {
 /**
  * The statistics target of this maintenance's ANALYZE (PostgreSQL's default is 100): the sample
  * is 300 × the target rows. What the hot path's plans need is the tables' sizes and the spread of
- * a few keys, which 3,000 rows give as well as 30,000; the larger sample cost a round 0.8 s of a
- * core at 2,000 transfers/s (five tables of 100,000-200,000 rows analysed in 83-288 ms each,
- * against 13-37 ms with 10), and the open loop's answers stalled while it ran.
+ * a few keys, which 3,000 rows give as well as 30,000; the larger sample made each round many
+ * times longer under load, and the answers stalled while it ran.
  * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 export const MAINTENANCE_STATISTICS_TARGET = 10;

@@ -15,22 +15,16 @@ const FAN_OUT_BATCH = 500;
  * claimed first in every round, so they never wait behind it). */
 const SETTLEMENT_BATCH = 500;
 /**
- * Settlement rounds start at least this far apart, however often HIGH transfers wake the worker.
- * A round costs PostgreSQL 2-5 ms whatever it settles: woken by every HIGH transfer (250/s in the
- * bench's open loop) the worker ran 130-200 rounds/s of a few transfers each, and those rounds
- * took more of PostgreSQL than the transfers themselves. At most 20 rounds/s, in an interleaved
- * A/B of four runs each: settlement's database time 1.6 s instead of 3.9-7.5 s per 50,000
- * transfers, the open loop's p99 21-48 ms instead of 27-75 ms. A HIGH transfer waits up to
- * 50 ms more for its round.
+ * Settlement rounds start at least this far apart, however often HIGH transfers wake the worker:
+ * a round costs PostgreSQL about the same whatever it settles, so HIGH transfers accepted together
+ * share one, and a HIGH transfer waits up to this much more for its round.
  * Why, and what was measured: docs/decisions/0013-settlement-round-interval.md.
  */
 const MIN_ROUND_INTERVAL_MS = 50;
 /**
  * How often the tables are looked at for autovacuum's work, where the worker does it. The queue
  * tables churn a row per transfer, so a round's vacuum of them grows with the time since the
- * last: at 2,500 transfers/s after 40 s of closed-loop load, rounds every 10 s vacuumed
- * `settlement_queue` and `webhook_deliveries` for 0.1-0.5 s each and the open loop's p99 was
- * 49-114 ms (five runs, four of them 97 ms or more); every 3 s, 47-76 ms (four runs).
+ * last, and a long one stalls the answers it overlaps: the sooner it comes, the shorter it is.
  * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 const MAINTENANCE_INTERVAL_MS = 3_000;

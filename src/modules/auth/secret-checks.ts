@@ -50,7 +50,7 @@ export interface FailureKeys {
 
 /**
  * What stands between an anonymous token request and the slow hash of a client secret (scrypt,
- * about 120 ms of a core here). Only a request that presents a certificate linked to the client
+ * deliberately slow). Only a request that presents a certificate linked to the client
  * id's own account gets that far (service.ts); before it:
  *
  * - Failed requests are counted per source, per certificate and per client id; one over its

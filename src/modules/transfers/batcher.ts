@@ -22,11 +22,8 @@ interface Waiting {
  * Group commit for transfers, the way TigerBeetle batches: a request goes to the database at
  * once when no batch is in flight; while one is, requests that arrive wait and leave together in
  * the next batch, one round trip and one commit for all of them. One batch in flight per
- * process: on the bench (2 cores) that made batches of 10-16 transfers and 5,871-6,250
- * transfers/s, where four in flight (accounts spread over four lanes, so that batches never
- * waited for each other's row locks) made batches of 4 and 4,890-5,359/s (PostgreSQL 0.12-0.15
- * against 0.17-0.20 ms of CPU per transfer). Each keeps its own
- * result and idempotency record. A batch that fails as a whole (an unexpected database error)
+ * process, not several over lanes of accounts: larger batches share the cost of a commit among
+ * more transfers. Each keeps its own result and idempotency record. A batch that fails as a whole (an unexpected database error)
  * is retried one transfer at a time, so only the transfer at fault fails.
  * Why, and what was measured: docs/decisions/0010-transfer-batching.md.
  */

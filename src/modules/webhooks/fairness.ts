@@ -15,9 +15,9 @@ export interface FairnessLimits {
 }
 
 /**
- * 16 per destination carries an account's 2,500 deliveries/s to a receiver answering in 5 ms
- * (12 in flight on average); 32 per account leaves a worker's 128 slots to at least three
- * other accounts whatever one does.
+ * 16 per destination carries a busy account's deliveries to a receiver that answers quickly; 32
+ * per account leaves a worker's 128 slots to at least three other accounts whatever one does.
+ * Why, and what was measured: docs/decisions/0001-fair-webhook-delivery.md.
  */
 export const DEFAULT_LIMITS: FairnessLimits = Object.freeze({ perDestination: 16, perAccount: 32 });
 

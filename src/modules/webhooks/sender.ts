@@ -169,9 +169,9 @@ export class WebhookSender {
       sentAt,
     });
     // The whole attempt (connection, answer and its body) within the limit. Not
-    // AbortSignal.timeout: its timer and signal live the full 10 s whatever the answer, so at
-    // 2,500 deliveries/s a process held 25,000 of them, promoted to the old generation and
-    // collected in 20-30 ms major pauses, which stalled every request of the process.
+    // AbortSignal.timeout: its timer and signal live the full timeout whatever the answer, so
+    // under load a process held tens of thousands of them, promoted to the old generation and
+    // collected in major pauses, which stalled every request of the process.
     // Why, and what was measured: docs/decisions/0021-webhook-delivery-lease.md.
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
