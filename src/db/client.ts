@@ -1,10 +1,9 @@
-import { hash } from 'node:crypto';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, type Transaction } from 'kysely';
 import pg from 'pg';
-import { LongKeyLru } from '../lib/lru.ts';
+import { NodePostgresDialect } from './node-postgres-dialect.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { timestamptzParser } from './timestamptz.ts';
 import type { DB } from './schema.ts';
@@ -36,47 +35,6 @@ const TIMESTAMPTZ_OID = 1184;
 const parseInt8 = (value: string): bigint => BigInt(value);
 const parseTimestamptz = timestamptzParser(pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text'));
 const keepString = (value: string): string => value;
-
-/**
- * A statement whose text starts with this comment is prepared once per connection on
- * PostgreSQL (a named statement): later calls bind and execute it, where an unnamed one is parsed
- * and planned on every call. For the hot statements whose text never varies with their input
- * (a list page's parse and plan cost PostgreSQL 0.29 ms, more than running it). PGlite ignores it.
- * Why, and what was measured: docs/decisions/0016-prepared-hot-statements.md.
- */
-export const PREPARED = '/* prepared */ ';
-/** The names of marked texts (a Map would hash each new text whole: LongKeyLru samples it). */
-const statementNames = new LongKeyLru<string>(256);
-
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    // Derived from the text alone: a text that was evicted gets its own name back.
-    name = `p${hash('sha256', text, 'hex').slice(0, 24)}`;
-    statementNames.set(text, name);
-  }
-  return name;
-}
-
-/**
- * Wraps `client.query(text, values)` as Kysely calls it: a text marked PREPARED becomes a named
- * statement, and every call goes through node-postgres's callback form. Its promise form kept
- * each result reachable long enough to survive two young-generation collections: in a loop of
- * 20-row pages over this pool, each scavenge promoted 4-12 MB to the old generation and paused the
- * process 10-37 ms; with callbacks, nothing was promoted and pauses were 1-7 ms.
- * Why, and what was measured: docs/decisions/0015-node-postgres-callback-form.md.
- */
-function wrapQuery(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((...args: unknown[]) => {
-    const [text, values] = args;
-    if (typeof text !== 'string' || (values !== undefined && !Array.isArray(values)) || args.length > 2) return query(...args);
-    const config = text.startsWith(PREPARED) ? { name: statementName(text), text, values } : { text, values };
-    return new Promise((resolve, reject) => {
-      query(config, (error: Error | null, result: unknown) => (error ? reject(error) : resolve(result)));
-    });
-  }) as typeof client.query;
-}
 
 export interface OpenOptions {
   /** PostgreSQL connection string; absent means embedded PGlite. */
@@ -160,9 +118,8 @@ function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings
   pool.on('error', () => undefined);
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
-    wrapQuery(client);
   });
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<DB>({ dialect: new NodePostgresDialect(pool) });
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Database> {

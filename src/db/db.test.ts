@@ -3,10 +3,14 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
+import pg from 'pg';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
-import { openDatabase, PREPARED } from './client.ts';
+import { openDatabase } from './client.ts';
 import { appliedVersion, LATEST_MIGRATION, loadMigrations, migrate } from './migrate.ts';
+import { NodePostgresDialect } from './node-postgres-dialect.ts';
+import { prepared, StatementNameConflict } from './prepared.ts';
+import type { DB } from './schema.ts';
 import { schemaSnapshot } from './schema-snapshot.ts';
 
 describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
@@ -29,19 +33,83 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     assert.equal(row.count, 2n);
   });
 
-  it('prepares a marked statement once per connection and binds it on later calls', async () => {
-    const marked = (n: number) => sql<{ x: number }>`${sql.raw(PREPARED)}select ${n}::int4 + 1 as x`;
+  it('runs a named query as a statement prepared once per connection, and an unnamed one unprepared', async () => {
+    const plusOne = (n: number) => prepared('test_plus_one', sql<{ x: number }>`select ${n}::int4 + 1 as x`);
     await t.db.connection().execute(async (conn) => {
-      assert.deepEqual((await marked(1).execute(conn)).rows, [{ x: 2 }]);
-      assert.deepEqual((await marked(41).execute(conn)).rows, [{ x: 42 }]);
-      await sql`select ${1}::int4 as unmarked`.execute(conn);
-      if (!onPostgres) return; // PGlite: the mark is a comment, nothing more.
-      const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(conn);
-      assert.deepEqual(
-        rows.map((r) => r.statement),
-        [`${PREPARED}select $1::int4 + 1 as x`],
-      );
+      assert.deepEqual((await plusOne(1).execute(conn)).rows, [{ x: 2 }]);
+      assert.deepEqual((await plusOne(41).execute(conn)).rows, [{ x: 42 }]);
+      await sql`select ${1}::int4 as unnamed`.execute(conn);
+      const code = conn.selectFrom('ledger_accounts').select('code').where('code', '=', 'pix_network');
+      assert.deepEqual(await prepared('test_builder', code).execute(), [{ code: 'pix_network' }]);
+      // The same builder run without the name stays unnamed.
+      assert.deepEqual(await code.execute(), [{ code: 'pix_network' }]);
+      if (!onPostgres) return; // PGlite runs every statement unnamed.
+      const { rows } = await sql<{ name: string; statement: string; plans: number }>`
+        select name, statement, (generic_plans + custom_plans)::int4 as plans from pg_prepared_statements order by name`.execute(conn);
+      assert.deepEqual(rows, [
+        { name: 'test_builder', statement: 'select "code" from "ledger_accounts" where "code" = $1', plans: 1 },
+        // Parsed once, bound and run twice.
+        { name: 'test_plus_one', statement: 'select $1::int4 + 1 as x', plans: 2 },
+      ]);
     });
+  });
+
+  it('refuses a statement name that another text already has, on both databases', async () => {
+    const one = () => prepared('test_one_text', sql<{ x: number }>`select 1::int4 as x`);
+    assert.deepEqual((await one().execute(t.db)).rows, [{ x: 1 }]);
+    await assert.rejects(prepared('test_one_text', sql`select 2::int4 as x`).execute(t.db), StatementNameConflict);
+    await assert.rejects(
+      prepared('test_one_text', t.db.selectNoFrom(sql<number>`1::int4`.as('x'))).execute(),
+      StatementNameConflict,
+    );
+    assert.deepEqual((await one().execute(t.db)).rows, [{ x: 1 }]);
+  });
+
+  it('refuses a statement name that is not lowercase letters, digits and underscores', () => {
+    for (const name of ['', 'Upper', 'with space', '1st', `a${'b'.repeat(63)}`]) {
+      assert.throws(() => prepared(name, sql`select 1`), /statement name/, name);
+    }
+  });
+
+  it('calls node-postgres only through its callback form, for builders, transactions and named queries', async () => {
+    if (!onPostgres) return; // PGlite: no node-postgres client in between.
+    const calls: unknown[][] = [];
+    const pool = new pg.Pool({ connectionString: t.url, max: 2 });
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      client.query = ((...args: unknown[]) => {
+        calls.push(args);
+        return query(...args);
+      }) as typeof client.query;
+    });
+    const db = new Kysely<DB>({ dialect: new NodePostgresDialect(pool) });
+    try {
+      const code = () => db.selectFrom('ledger_accounts').select('code').where('code', '=', 'pix_network');
+      assert.deepEqual(await code().execute(), [{ code: 'pix_network' }]);
+      await db.transaction().execute(async (trx) => {
+        await trx.selectFrom('ledger_accounts').select('id').where('code', '=', 'pix_network').executeTakeFirstOrThrow();
+      });
+      assert.deepEqual(await prepared('test_callback', code()).execute(), [{ code: 'pix_network' }]);
+      assert.deepEqual((await sql<{ x: number }>`select 3::int4 as x`.execute(db)).rows, [{ x: 3 }]);
+    } finally {
+      await db.destroy();
+    }
+    const shapes = calls.map(([config, callback, ...rest]) => ({
+      text: (config as { text?: unknown }).text,
+      name: (config as { name?: unknown }).name,
+      values: Array.isArray((config as { values?: unknown }).values),
+      callback: typeof callback,
+      rest: rest.length,
+    }));
+    const selectCode = 'select "code" from "ledger_accounts" where "code" = $1';
+    assert.deepEqual(shapes, [
+      { text: selectCode, name: undefined, values: true, callback: 'function', rest: 0 },
+      { text: 'begin', name: undefined, values: true, callback: 'function', rest: 0 },
+      { text: 'select "id" from "ledger_accounts" where "code" = $1', name: undefined, values: true, callback: 'function', rest: 0 },
+      { text: 'commit', name: undefined, values: true, callback: 'function', rest: 0 },
+      { text: selectCode, name: 'test_callback', values: true, callback: 'function', rest: 0 },
+      { text: 'select 3::int4 as x', name: undefined, values: true, callback: 'function', rest: 0 },
+    ]);
   });
 
   it('lets the rows of a finished query die young (none promoted to the old generation)', async () => {
@@ -62,8 +130,8 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await queries(250);
     gc({ type: 'minor' });
     gc({ type: 'minor' });
-    // node-postgres's promise form promoted 5.2 MB over these 1,000 queries (20.6 MB over 4,000);
-    // its callback form, 0.1 MB whatever the count.
+    // node-postgres's promise form promotes several MB here, its callback form a fraction of one:
+    // docs/decisions/0015-node-postgres-callback-form.md.
     const grown = oldSpace() - before;
     assert.ok(grown < 1_000_000, `the old generation grew ${grown} bytes over 1,000 queries`);
   });
@@ -151,7 +219,6 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
 });
 
 async function createEmptyPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const pg = (await import('pg')).default;
   const server = process.env.TEST_DATABASE_URL!;
   const name = `pix_test_migrate_${Date.now()}`;
   const client = new pg.Client({ connectionString: server });

@@ -11,6 +11,7 @@ import {
   type QueryResult,
   type TransactionSettings,
 } from 'kysely';
+import { statementNameOf } from './prepared.ts';
 
 /**
  * A Kysely dialect over one PGlite instance. PGlite has a single session, so a connection is
@@ -41,6 +42,9 @@ class PGliteConnection implements DatabaseConnection {
     this.#pg = pg;
   }
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    // Every statement runs unnamed here, but a name that two texts claim is refused as on
+    // PostgreSQL, so that the mistake shows on both databases.
+    statementNameOf(query);
     // Without parameters the simple protocol runs the text, so a script of several statements
     // (a migration) works as it does through node-postgres.
     const result: { rows: unknown[]; affectedRows?: number; command?: string } =

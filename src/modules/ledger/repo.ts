@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { type DbExecutor, PREPARED, type Trx } from '../../db/client.ts';
+import type { DbExecutor, Trx } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 
 export const LEDGER_CODES = { available: 'available', blocked: 'blocked' } as const;
 /** Blocked money is spread over this many rows per account (see migration 0001). */
@@ -48,11 +49,11 @@ export interface Balances {
  * Why, and what was measured: docs/decisions/0018-balance-reads-coalesced.md.
  */
 export async function holdersBalances(db: DbExecutor, accountIds: readonly bigint[]): Promise<Map<bigint, Balances>> {
-  const { rows } = await sql<{ account_id: bigint; available: bigint | null; blocked: bigint | null }>`${sql.raw(PREPARED)}
+  const { rows } = await prepared('holders_balances', sql<{ account_id: bigint; available: bigint | null; blocked: bigint | null }>`
     select account_id,
            sum(balance) filter (where code = 'available')::int8 as available,
            sum(balance) filter (where code = 'blocked')::int8 as blocked
-      from ledger_accounts where account_id = any(${accountIds}::int8[]) group by account_id`.execute(db);
+      from ledger_accounts where account_id = any(${accountIds}::int8[]) group by account_id`).execute(db);
   return new Map(rows.map((r) => [r.account_id, { available: r.available ?? 0n, blocked: r.blocked ?? 0n }]));
 }
 

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { PREPARED, type Trx } from '../../db/client.ts';
+import type { Trx } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 
 export type EventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
 
@@ -32,7 +33,7 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
     payload: event.payload,
     created_at: event.now.toISOString(),
   }));
-  await sql`${sql.raw(PREPARED)}
+  await prepared('outbox_enqueue', sql`
     with o as (
       insert into outbox (account_id, event_type, transaction_id, payload, created_at, dispatched_at)
       select e.account_id, e.event_type, e.transaction_id, e.payload, e.created_at, e.created_at
@@ -45,5 +46,5 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
       (outbox_id, account_id, webhook_id, destination_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
     select o.id, o.account_id, w.id, w.destination_id, w.url, o.message_id, 'PENDING', 0, o.created_at, o.created_at, o.event_type, o.transaction_id
       from o join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
-     order by o.id, w.id`.execute(trx);
+     order by o.id, w.id`).execute(trx);
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { PREPARED, type Trx } from '../../db/client.ts';
+import type { Trx } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 
 export interface SettledRow {
   transaction_id: bigint;
@@ -22,10 +23,10 @@ export async function settleBatch(
     reasonRefundRejected: string;
   },
 ): Promise<SettledRow[]> {
-  const result = await sql<SettledRow>`${sql.raw(PREPARED)}
+  const result = await prepared('settle_batch', sql<SettledRow>`
     select transaction_id, outcome, received_id from pix_settle_batch(
       ${o.now}::timestamptz, ${o.normDueBefore}::timestamptz, ${o.force}, ${o.limit}::int4,
-      ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected}, ${o.reasonRefundRejected})`.execute(trx);
+      ${o.ispb}, ${o.bankName}, ${o.reasonExpired}, ${o.reasonRejected}, ${o.reasonRefundRejected})`).execute(trx);
   return result.rows;
 }
 

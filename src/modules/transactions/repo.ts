@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
-import { PREPARED, type DbExecutor } from '../../db/client.ts';
+import type { DbExecutor } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import type { DB } from '../../db/schema.ts';
 
 export type TransactionType = 'PAYMENT' | 'WITHDRAW' | 'REFUND_IN' | 'REFUND_OUT';
@@ -58,6 +59,21 @@ function filtered(db: DbExecutor, f: ListFilter) {
   return q;
 }
 
+/**
+ * The name of a page's statement: its text varies with the filters given and with the cap, so
+ * each combination (at most 64) is a statement of its own.
+ */
+function pageStatement(f: ListFilter, page: { cap?: number | undefined }): string {
+  let variant = '';
+  if (f.status) variant += 's';
+  if (f.type) variant += 't';
+  if (f.externalId !== undefined) variant += 'x';
+  if (f.endToEndId !== undefined) variant += 'e';
+  if (f.pixKey !== undefined) variant += 'k';
+  if (page.cap) variant += 'c';
+  return variant ? `transaction_page_${variant}` : 'transaction_page';
+}
+
 /** A page, newest first with ties broken by id, and the number of matching rows (up to `cap`). */
 export async function listTransactions(db: DbExecutor, f: ListFilter, page: { offset: number; limit: number; cap?: number }) {
   const rows = filtered(db, f)
@@ -70,10 +86,10 @@ export async function listTransactions(db: DbExecutor, f: ListFilter, page: { of
     ? db.selectFrom(filtered(db, f).select('id').limit(page.cap).as('capped')).select((eb) => eb.fn.countAll<bigint>().as('total'))
     : filtered(db, f).select((eb) => eb.fn.countAll<bigint>().as('total'));
   // The page and the count in one statement: one round trip to the database, not two.
-  const result = await sql<TransactionRow & { total: bigint }>`${sql.raw(PREPARED)}
+  const result = await prepared(pageStatement(f, page), sql<TransactionRow & { total: bigint }>`
     with page as (${rows}), counted as (${counted})
     select page.*, counted.total from counted left join page on true
-     order by page.created_at desc, page.id desc`.execute(db);
+     order by page.created_at desc, page.id desc`).execute(db);
   const total = Number(result.rows[0]?.total ?? 0);
   return {
     rows: result.rows.filter((r) => r.id !== null).map(({ total: _total, ...row }): TransactionRow => row),

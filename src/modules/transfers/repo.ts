@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import { PREPARED, type Db } from '../../db/client.ts';
+import type { Db } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 
 export type CreateOutcome =
   | 'created'
@@ -69,8 +70,8 @@ export async function createTransfers(
   holdShard: (row: CreateTransferRow) => number,
 ): Promise<CreateResult[]> {
   const items = rows.map((row, ord) => batchItem(row, ord, holdShard(row)));
-  const result = await sql<CreateResult & { ord: number }>`${sql.raw(PREPARED)}
-    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`.execute(db);
+  const result = await prepared('transfer_create_batch', sql<CreateResult & { ord: number }>`
+    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`).execute(db);
   const answers: CreateResult[] = new Array(rows.length);
   for (const r of result.rows) answers[r.ord] = r;
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);

@@ -7,7 +7,8 @@
  * sees that record's `wakes` and does not overwrite its wake.
  */
 import { sql } from 'kysely';
-import { PREPARED, type Db } from '../../../db/client.ts';
+import type { Db } from '../../../db/client.ts';
+import { prepared } from '../../../db/prepared.ts';
 
 /**
  * Turns undispatched notifications into deliveries, one per active URL of the account and event
@@ -56,7 +57,7 @@ export interface DestinationRow {
  * out) and its due deliveries, counted up to `cap`.
  */
 export async function claimState(db: Db, now: Date, scan: number, accounts: number, cap: number): Promise<DestinationRow[]> {
-  const result = await sql<DestinationRow>`${sql.raw(PREPARED)}
+  const result = await prepared('webhook_claim_state', sql<DestinationRow>`
     with due as (
       select account_id, destination_id, next_attempt_at as at from webhook_deliveries
        where status = 'PENDING' and not held and next_attempt_at <= ${now}::timestamptz
@@ -79,7 +80,7 @@ export async function claimState(db: Db, now: Date, scan: number, accounts: numb
       from first f
       join webhook_destinations d on d.account_id = f.account_id
       left join cand c on c.destination_id = d.id
-    window w as (partition by d.account_id order by d.id)`.execute(db);
+    window w as (partition by d.account_id order by d.id)`).execute(db);
   return result.rows;
 }
 
@@ -125,7 +126,7 @@ export interface ClaimPlan {
  */
 export async function claim(db: Db, plan: ClaimPlan, now: Date, leaseUntil: Date, batch: number): Promise<ClaimedDelivery[]> {
   const { anchors, picks, marks } = plan;
-  const result = await sql<ClaimedDelivery>`${sql.raw(PREPARED)}
+  const result = await prepared('webhook_claim', sql<ClaimedDelivery>`
     with seen as (
       select * from unnest(${anchors.map((a) => a.id.toString())}::int8[], ${anchors.map((a) => a.claims)}::int4[]) as s(id, claims)),
     locked as (
@@ -174,7 +175,7 @@ export async function claim(db: Db, plan: ClaimPlan, now: Date, leaseUntil: Date
       join outbox o on o.id = c.outbox_id
       join accounts a on a.id = c.account_id
       left join webhooks w on w.id = c.webhook_id
-     order by c.id`.execute(db);
+     order by c.id`).execute(db);
   return result.rows;
 }
 
@@ -233,7 +234,7 @@ export async function record(
   params: BreakerParams,
   accounts: readonly bigint[],
 ): Promise<void> {
-  await sql`${sql.raw(PREPARED)}
+  await prepared('webhook_record', sql`
     with v as (
       select * from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
                            ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)),
@@ -276,5 +277,5 @@ export async function record(
            l.success, l.duration_ms, l.error, false, l.created_at
       from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as l(
              account_id int8, delivery_id int8, transaction_id int8, event_type text, url text, message_id text, attempt int4,
-             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`.execute(db);
+             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`).execute(db);
 }
