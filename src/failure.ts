@@ -1,12 +1,13 @@
 import { UsageError } from './cli.ts';
 import { ConfigError } from './config.ts';
 import { DatabaseInUse, EmbeddedDatabaseUnusable } from './db/client.ts';
-import { MigrationFailed } from './db/migrate.ts';
+import { FunctionFileFailed } from './db/function-files.ts';
+import { MigrationFailed, UnknownMigrations } from './db/migrate.ts';
 import { AppError } from './http/errors.ts';
 import { StartFailure } from './lifecycle.ts';
 
 /** Errors whose message already says what to do, in one line. */
-const SELF_EXPLAINED = [StartFailure, DatabaseInUse, EmbeddedDatabaseUnusable, MigrationFailed];
+const SELF_EXPLAINED = [StartFailure, DatabaseInUse, EmbeddedDatabaseUnusable, MigrationFailed, FunctionFileFailed, UnknownMigrations];
 
 /**
  * What a failed command prints on stderr: one line that says what to do, never a stack trace

@@ -7,7 +7,7 @@ import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
 import { loadConfig, type Config } from './config.ts';
 import { describeConnectionFailure, describePostgres, postgresTarget } from './db/connection.ts';
 import { openDatabase, type Database } from './db/client.ts';
-import { databaseIdentity, migrate } from './db/migrate.ts';
+import { databaseIdentity, migrate, UnknownMigrations } from './db/migrate.ts';
 import { failureLine, exitIfStillRunning } from './failure.ts';
 import { listenFailure, Resources, StartFailure } from './lifecycle.ts';
 import { systemClock } from './lib/clock.ts';
@@ -15,6 +15,7 @@ import { loggerOptions } from './http/logging.ts';
 import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
+import { cancelTableMaintenance } from './worker/maintenance.ts';
 import { Worker, type WorkerOptions } from './worker/worker.ts';
 
 type Log = WorkerOptions['log'];
@@ -35,8 +36,33 @@ async function open(config: Config, taken: Resources): Promise<Database> {
     lists: { poolSize: config.databaseListPoolSize, statementTimeoutMs: config.databaseListStatementTimeoutMs },
   });
   taken.add('database', () => database.close());
-  await reachable(config, () => migrate(database.db));
+  await migrateAtStart(config, database);
   return database;
+}
+
+/**
+ * Applies pending migrations and function files. Another process's table maintenance is
+ * cancelled first, or an ALTER TABLE would wait behind it (worker/maintenance.ts).
+ */
+async function migrateAtStart(config: Config, database: Database): Promise<void> {
+  try {
+    await reachable(config, () => migrate(database.db, { beforeSchemaChange: cancelTableMaintenance }));
+  } catch (error) {
+    throw error instanceof UnknownMigrations ? new StartFailure(otherMigrations(config, error), { cause: error }) : error;
+  }
+}
+
+/**
+ * A database made by migrations this version does not have (those from before the baseline,
+ * docs/decisions/0028-function-files.md) cannot be upgraded: what to do instead, in one line.
+ */
+function otherMigrations(config: Config, error: UnknownMigrations): string {
+  const made = `was made by migrations this version does not have (${error.shown}) and cannot be brought up to date`;
+  if (!config.databaseUrl) {
+    return `the embedded database in ${join(config.dataDir, 'pgdata')} ${made}: delete the data directory ${config.dataDir} (DATA_DIR), or set DATA_DIR to another directory, and start again`;
+  }
+  const { database } = postgresTarget(config.databaseUrl);
+  return `${describePostgres(config.databaseUrl)} ${made}: create a new database and set DATABASE_URL to it, or drop database "${database}" and create it again`;
 }
 
 /** Runs the first work on a PostgreSQL database, naming DATABASE_URL when it cannot be reached. */
@@ -60,7 +86,7 @@ async function openForWorker(config: Config, api: Database | null, taken: Resour
   if (api && api.kind === 'pglite') return api;
   const database = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: WORKER_POOL_SIZE, applicationName: 'pix-api-worker' });
   taken.add('worker database', () => database.close());
-  if (!api) await reachable(config, () => migrate(database.db));
+  if (!api) await migrateAtStart(config, database);
   return database;
 }
 

@@ -8,7 +8,7 @@ import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { openDatabase } from '../src/db/client.ts';
+import { openDatabase, type Db } from '../src/db/client.ts';
 import { createTestDatabase, onPostgres } from './harness.ts';
 import { TEST_REDIS_URL } from './redis.ts';
 import {
@@ -154,19 +154,19 @@ describe('the service process', () => {
 
   it('a failed migration stops the start in one line, keeps the database as it was, and releases it', async () => {
     const dataDir = tempDir();
-    // A table in the way of migration 0015, made before the service ever ran there.
+    // A table in the way of the baseline migration, made before the service ever ran there.
     const blocked = await openDatabase({ dataDir });
     await sql`create table database_identity (id int)`.execute(blocked.db);
     await blocked.close();
 
     const line = await failsWithOneLine(['serve'], { DATA_DIR: dataDir });
-    assert.match(line, /^migration 0015_database_identity failed \(relation "database_identity" already exists\); the database stays at migration \d+: .*npm run migrate$/);
+    assert.match(line, /^migration 0001_baseline failed \(relation "database_identity" already exists\); the database stays at migration 0: .*npm run migrate$/);
     assert.ok(!existsSync(lockFile(dataDir)));
-    assert.match(await failsWithOneLine(['migrate'], { DATA_DIR: dataDir }), /^migration 0015_database_identity failed/);
+    assert.match(await failsWithOneLine(['migrate'], { DATA_DIR: dataDir }), /^migration 0001_baseline failed/);
 
     const fixed = await openDatabase({ dataDir });
-    const version = await sql<{ v: number }>`select max(version) as v from schema_migrations`.execute(fixed.db);
-    assert.ok(version.rows[0]!.v < 15, 'the migrations before it are applied, it is not');
+    const applied = await sql<{ n: bigint }>`select count(*) as n from schema_migrations`.execute(fixed.db);
+    assert.equal(applied.rows[0]!.n, 0n, 'the migration is not applied, nor any part of it');
     await sql`drop table database_identity`.execute(fixed.db);
     await fixed.close();
 
@@ -174,6 +174,46 @@ describe('the service process', () => {
     assert.equal(await exitsByItself(migrated), 0, migrated.stderr());
     assert.equal(migrated.stdout(), 'migrations applied\n');
     assert.ok(!existsSync(lockFile(dataDir)));
+  });
+
+  it('a database made by the migrations before the baseline stops serve, worker and migrate in one line saying what to do', async () => {
+    // What those migrations recorded (the first two of sixteen), with nothing else: only the record is read.
+    const recordOld = (db: Db) =>
+      sql
+        .raw(
+          `create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now());
+           insert into schema_migrations (version, name) values (1, 'initial'), (2, 'pix_functions')`,
+        )
+        .execute(db);
+    const dataDir = tempDir();
+    const old = await openDatabase({ dataDir });
+    await recordOld(old.db);
+    await old.close();
+    const embedded =
+      `the embedded database in ${join(dataDir, 'pgdata')} was made by migrations this version does not have (0001_initial, 0002_pix_functions) ` +
+      `and cannot be brought up to date: delete the data directory ${dataDir} (DATA_DIR), or set DATA_DIR to another directory, and start again`;
+    for (const command of ['serve', 'worker', 'migrate']) {
+      assert.equal(await failsWithOneLine([command], { DATA_DIR: dataDir }), embedded, command);
+      assert.ok(!existsSync(lockFile(dataDir)), command);
+    }
+    const after = await openDatabase({ dataDir });
+    const tables = await sql<{ name: string | null }>`select to_regclass('schema_functions')::text as name`.execute(after.db);
+    await after.close();
+    assert.equal(tables.rows[0]!.name, null, 'nothing was changed');
+
+    if (!onPostgres) return;
+    const t = await createTestDatabase();
+    try {
+      await sql`drop table schema_migrations`.execute(t.db);
+      await recordOld(t.db);
+      const name = new URL(t.url!).pathname.slice(1);
+      for (const command of ['serve', 'worker', 'migrate']) {
+        const line = await failsWithOneLine([command], { DATA_DIR: tempDir(), DATABASE_URL: t.url! });
+        assert.match(line, new RegExp(`^PostgreSQL database "${name}" on .* was made by migrations this version does not have \\(0001_initial, 0002_pix_functions\\) .*: create a new database and set DATABASE_URL to it, or drop database "${name}" and create it again$`), command);
+      }
+    } finally {
+      await t.drop();
+    }
   });
 
   it('an unreachable database stops serve, worker, migrate and operator commands in one line naming DATABASE_URL', async () => {

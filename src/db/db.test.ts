@@ -7,7 +7,8 @@ import { Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../test/harness.ts';
 import { openDatabase } from './client.ts';
-import { appliedVersion, LATEST_MIGRATION, loadMigrations, migrate } from './migrate.ts';
+import { applyFunctionFiles, FunctionFileFailed, loadFunctionFiles, pendingFunctions } from './function-files.ts';
+import { appliedVersion, LATEST_MIGRATION, loadMigrations, migrate, UnknownMigrations } from './migrate.ts';
 import { NodePostgresDialect } from './node-postgres-dialect.ts';
 import { prepared, StatementNameConflict } from './prepared.ts';
 import type { DB } from './schema.ts';
@@ -148,7 +149,84 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
 
   it('records the latest migration and applies nothing on a second run', async () => {
     assert.equal(await appliedVersion(t.db), LATEST_MIGRATION);
-    assert.deepEqual(await migrate(t.db), []);
+    assert.deepEqual(await migrate(t.db), { migrations: [], functions: [] });
+    assert.deepEqual(await pendingFunctions(t.db), []);
+  });
+
+  it('holds each function as its file wrote it, and records the hash of each file', async () => {
+    const { rows } = await sql<{ name: string; src: string }>`
+      select proname as name, prosrc as src from pg_proc where pronamespace = 'public'::regnamespace order by 1`.execute(t.db);
+    const files = loadFunctionFiles();
+    assert.deepEqual(rows.map((r) => r.name), files.map((f) => f.name).sort(), 'one function per file, no other');
+    for (const file of files) {
+      // The body is what stands between the file's $$ quotes.
+      const body = file.sql.slice(file.sql.indexOf('$$') + 2, file.sql.lastIndexOf('$$'));
+      assert.equal(rows.find((r) => r.name === file.name)!.src, body, file.name);
+    }
+    const recorded = await t.db.selectFrom('schema_functions').select(['name', 'hash']).orderBy('name').execute();
+    assert.deepEqual(recorded, files.map((f) => ({ name: f.name, hash: f.hash })).sort((a, b) => a.name.localeCompare(b.name)));
+  });
+
+  it('applies again only the function file whose text differs from the one recorded', async () => {
+    const [file] = loadFunctionFiles();
+    await t.db.updateTable('schema_functions').set({ hash: 'an earlier text' }).where('name', '=', file!.name).execute();
+    assert.deepEqual(await pendingFunctions(t.db), [file!.name]);
+    assert.deepEqual(await migrate(t.db), { migrations: [], functions: [file!.name] });
+    assert.deepEqual(await pendingFunctions(t.db), []);
+  });
+
+  it('keeps the previous definition and record when a function file fails', async () => {
+    const [file] = loadFunctionFiles();
+    const broken = { ...file!, sql: `${file!.sql.replace('BEGIN', 'BEGIN\n  SELECT;')}\nSELECT no_such_column FROM ledger_accounts;`, hash: 'broken' };
+    await t.db.connection().execute(async (conn) => {
+      await assert.rejects(applyFunctionFiles(conn, [broken]), (error: unknown) => {
+        assert.ok(error instanceof FunctionFileFailed);
+        assert.match(error.message, new RegExp(`^function file ${file!.name}\\.sql failed \\(column "no_such_column" does not exist\\); the database keeps its previous definition: `));
+        return true;
+      });
+    });
+    assert.deepEqual(await pendingFunctions(t.db), []);
+    const { rows } = await sql<{ src: string }>`select prosrc as src from pg_proc where proname = ${file!.name}`.execute(t.db);
+    assert.doesNotMatch(rows[0]!.src, /SELECT;/);
+  });
+
+  it('refuses a database made by the migrations before the baseline, and changes nothing', async () => {
+    const old = await openDatabase({});
+    try {
+      await sql
+        .raw(
+          `create table schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now());
+           insert into schema_migrations (version, name) values (1, 'initial'), (2, 'pix_functions'), (16, 'account_med_reads')`,
+        )
+        .execute(old.db);
+      let beforeSchemaChange = 0;
+      await assert.rejects(
+        migrate(old.db, { beforeSchemaChange: async () => beforeSchemaChange++ }),
+        (error: unknown) => error instanceof UnknownMigrations && error.recorded.join() === '0001_initial,0002_pix_functions,0016_account_med_reads',
+      );
+      assert.equal(beforeSchemaChange, 0);
+      const { rows } = await sql<{ name: string | null }>`select to_regclass('schema_functions')::text as name`.execute(old.db);
+      assert.equal(rows[0]!.name, null);
+    } finally {
+      await old.close();
+    }
+  });
+
+  it('runs the hook before the first pending migration, on the migrating connection, and not when none is pending', async () => {
+    const fresh = await openDatabase({});
+    try {
+      const seen: string[] = [];
+      const hook = async (conn: typeof fresh.db) => {
+        const { rows } = await sql<{ n: string | null }>`select to_regclass('schema_migrations')::text as n`.execute(conn);
+        const applied = await conn.selectFrom('schema_migrations').select('version').execute();
+        seen.push(`${rows[0]!.n} ${applied.length}`);
+      };
+      await migrate(fresh.db, { beforeSchemaChange: hook });
+      await migrate(fresh.db, { beforeSchemaChange: hook });
+      assert.deepEqual(seen, ['schema_migrations 0']);
+    } finally {
+      await fresh.close();
+    }
   });
 
   it('refuses an overdraft in the database itself, not only in code', async () => {
@@ -178,7 +256,7 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     await assert.rejects(insert(network, network, 1n), (e: { code?: string }) => e.code === '23514');
   });
 
-  it('refuses rows that break the column rules kept as domains (migration 0008)', async () => {
+  it('refuses rows that break the column rules kept as domains', async () => {
     const violates = (error: unknown) => (error as { code?: string }).code === '23514';
     const transaction = (row: Record<string, unknown>) =>
       sql`insert into transactions (account_id, type, status, amount_centavos, fee_centavos, priority, counterpart_behavior)
@@ -203,14 +281,21 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
     );
   });
 
-  it('applies migrations once when several processes start together', { skip: !onPostgres && 'PGlite is single-process' }, async () => {
+  it('applies migrations and function files once when several processes start together', { skip: !onPostgres && 'PGlite is single-process' }, async () => {
     // A second fresh database, migrated by three connections pools at once.
     const fresh = await createEmptyPostgresDatabase();
     try {
       const pools = await Promise.all([1, 2, 3].map(() => openDatabase({ url: fresh.url, poolSize: 2 })));
       const results = await Promise.all(pools.map((p) => migrate(p.db)));
-      // Each known migration once (their numbers may have gaps).
-      assert.deepEqual(results.flat().sort((a, b) => a - b), loadMigrations().map((m) => m.version));
+      // Each known migration once (their numbers may have gaps), and each function file once.
+      assert.deepEqual(
+        results.flatMap((r) => r.migrations).sort((a, b) => a - b),
+        loadMigrations().map((m) => m.version),
+      );
+      assert.deepEqual(
+        results.flatMap((r) => r.functions),
+        loadFunctionFiles().map((f) => f.name),
+      );
       await Promise.all(pools.map((p) => p.close()));
     } finally {
       await fresh.drop();

@@ -5,12 +5,21 @@ export interface SchemaSnapshot {
   columns: string[];
   constraints: string[];
   indexes: string[];
+  functions: FunctionSnapshot[];
+}
+
+export interface FunctionSnapshot {
+  name: string;
+  arguments: string;
+  result: string;
+  /** pg_get_functiondef, by line, without trailing blanks: attributes and body as the database holds them. */
+  definition: string[];
 }
 
 /**
  * A comparable description of the public schema: columns with types, nullability and
- * defaults; constraints and indexes by definition. The same migrations must give the same
- * snapshot on PGlite and PostgreSQL.
+ * defaults; constraints and indexes by definition; functions with their definitions. The same
+ * migrations and function files must give the same snapshot on PGlite and PostgreSQL.
  */
 export async function schemaSnapshot(db: Db): Promise<SchemaSnapshot> {
   const columns = await sql<{ line: string }>`
@@ -30,9 +39,21 @@ export async function schemaSnapshot(db: Db): Promise<SchemaSnapshot> {
      order by conrelid::regclass::text, conname`.execute(db);
   const indexes = await sql<{ line: string }>`
     select indexdef as line from pg_indexes where schemaname = 'public' order by tablename, indexname`.execute(db);
+  const functions = await sql<{ name: string; arguments: string; result: string; definition: string }>`
+    select p.proname as name, pg_get_function_identity_arguments(p.oid) as arguments,
+           pg_get_function_result(p.oid) as result, pg_get_functiondef(p.oid) as definition
+      from pg_proc p
+     where p.pronamespace = 'public'::regnamespace
+     order by 1, 2`.execute(db);
   return {
     columns: columns.rows.map((r) => r.line),
     constraints: constraints.rows.map((r) => r.line),
     indexes: indexes.rows.map((r) => r.line),
+    functions: functions.rows.map((r) => ({
+      name: r.name,
+      arguments: r.arguments,
+      result: r.result,
+      definition: r.definition.trimEnd().split('\n').map((line) => line.trimEnd()),
+    })),
   };
 }

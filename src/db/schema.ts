@@ -299,6 +299,8 @@ export interface DB {
   transactions: TransactionsTable;
   idempotency_keys: IdempotencyKeysTable;
   schema_migrations: { version: number; name: string; applied_at: CreatedAt };
+  /** The function files applied, by name, with the sha256 of the text applied (db/functions.ts). */
+  schema_functions: { name: string; hash: string; applied_at: CreatedAt };
   /** Written by its migration only: the code reads it. */
   database_identity: { id: ColumnType<string, never, never>; created_at: ColumnType<Date, never, never> };
   demo_account: { account_id: Id; created_at: CreatedAt };

@@ -24,8 +24,9 @@ export const MAINTENANCE_LOCK = 7_262_001;
 /**
  * Cancels a maintenance round running in another session. Autovacuum gives way to a statement
  * that needs a conflicting lock; a VACUUM run by hand does not, so a migration's ALTER TABLE
- * would wait behind it, and every query on that table behind the ALTER. Migrations call this
- * first. (The round fails, is logged, and runs again later.)
+ * would wait behind it, and every query on that table behind the ALTER. A process that applies
+ * migrations runs this first (main.ts gives it to migrate). (The round fails, is logged, and
+ * runs again later.)
  * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 export async function cancelTableMaintenance(db: Db): Promise<number> {

@@ -3,14 +3,13 @@ import pg from 'pg';
 import type { Database } from '../db/client.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
-import { Deliverer, fanOut, type DeliveryOptions } from '../modules/webhooks/delivery.ts';
+import { Deliverer, type DeliveryOptions } from '../modules/webhooks/delivery.ts';
 import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
 
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
 const HOUSEKEEPING_BATCH = 5_000;
-const FAN_OUT_BATCH = 500;
 /** Transfers settled in one transaction at most: a backlog drains in few rounds (HIGH ones are
  * claimed first in every round, so they never wait behind it). */
 const SETTLEMENT_BATCH = 500;
@@ -117,11 +116,6 @@ export class Worker {
     for (let i = 0; i < 10; i++) {
       const deleted = await deleteExpiredIdempotencyKeys(this.#options.db, this.#options.clock.now(), HOUSEKEEPING_BATCH);
       if (deleted < HOUSEKEEPING_BATCH) break;
-    }
-    // Notifications are written with their deliveries; only rows from before migration 0005
-    // can be waiting to be fanned out, so this is looked for now and then, not every round.
-    for (let i = 0; i < 10; i++) {
-      if ((await fanOut(this.#options, FAN_OUT_BATCH)) < FAN_OUT_BATCH) break;
     }
   }
 

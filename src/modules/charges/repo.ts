@@ -99,7 +99,7 @@ export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<C
     .executeTakeFirstOrThrow();
 }
 
-/** The unique violation of a txid the account already holds (migration 0013: unique per account). */
+/** The unique violation of a txid the account already holds (charges_txid_account_key: unique per account). */
 export function isTxidTaken(error: unknown): boolean {
   const e = error as { code?: string; constraint?: string; message?: string };
   return e.code === '23505' && `${e.constraint ?? ''}${e.message ?? ''}`.includes('charges_txid_account_key');

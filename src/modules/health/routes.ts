@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
 import { AppError } from '../../http/errors.ts';
 import { errorResponses } from '../../http/schemas.ts';
+import { pendingFunctions } from '../../db/function-files.ts';
 import { appliedVersion, LATEST_MIGRATION, pendingMigrations } from '../../db/migrate.ts';
 
 export const healthRoutes =
@@ -33,10 +34,11 @@ export const healthRoutes =
       },
       async () => {
         let version: number;
-        let pending: number[];
+        let pending: string[];
         try {
           version = await appliedVersion(deps.db);
-          pending = await pendingMigrations(deps.db);
+          const functions = await pendingFunctions(deps.db);
+          pending = [...(await pendingMigrations(deps.db)).map(String), ...functions.map((name) => `function ${name}`)];
         } catch {
           throw new AppError(503, 'DATABASE_UNAVAILABLE', 'Database is not reachable');
         }

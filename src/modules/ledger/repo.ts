@@ -3,7 +3,7 @@ import type { DbExecutor, Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 
 export const LEDGER_CODES = { available: 'available', blocked: 'blocked' } as const;
-/** Blocked money is spread over this many rows per account (see migration 0001). */
+/** Blocked money is spread over this many rows per account (docs/decisions/0011-sharded-blocked-money.md). */
 export const BLOCKED_SHARDS = 8;
 export const SYSTEM_ACCOUNTS = { pixNetwork: 'pix_network' } as const;
 
@@ -62,9 +62,10 @@ export async function holderBalances(db: DbExecutor, accountId: bigint): Promise
 }
 
 /**
- * One posting through the database's ledger_post (migration 0002), the single implementation
- * that SQL functions and this code share: a guarded debit, the credit, the posting row. Returns
- * the ledger transaction id, or null when the debit account cannot pay (nothing is written).
+ * One posting through the database's ledger_post (db/functions/ledger_post.sql), the single
+ * implementation that SQL functions and this code share: a guarded debit, the credit, the
+ * posting row. Returns the ledger transaction id, or null when the debit account cannot pay
+ * (nothing is written).
  */
 export async function applyPosting(
   trx: Trx,

@@ -8,7 +8,7 @@ export interface SettledRow {
   received_id: bigint | null;
 }
 
-/** One batch through pix_settle_batch (migration 0002): claim, post, mark; one round trip. */
+/** One batch through pix_settle_batch (db/functions/pix_settle_batch.sql): claim, post, mark; one round trip. */
 export async function settleBatch(
   trx: Trx,
   o: {

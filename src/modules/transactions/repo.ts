@@ -47,7 +47,8 @@ function filtered(db: DbExecutor, f: ListFilter) {
     .where('created_at', '<', f.to);
   if (f.status) q = q.where('status', '=', f.status);
   if (f.type) q = q.where('type', '=', f.type);
-  // In two halves, as findByIdentifier does, so that each finds its partial index (migration 0006).
+  // In two halves, as findByIdentifier does, so that each finds its partial index
+  // (transactions_account_external_idx or transactions_account_external_lookup_idx).
   if (f.externalId !== undefined) {
     const externalId = f.externalId;
     q = q.where((eb) =>
@@ -113,7 +114,7 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
       eb.or([
         eb('end_to_end_id', '=', identifier),
         // Two halves, so that each finds its index: transfers' externalIds are in the unique
-        // index of transfers, the others' in the lookup index (migration 0006).
+        // index of transfers, the others' in the lookup index (see the baseline migration).
         eb.and([eb('external_id', '=', identifier), eb('type', '=', 'WITHDRAW')]),
         eb.and([eb('external_id', '=', identifier), eb('type', '<>', 'WITHDRAW')]),
         ...(numericId !== null ? [eb('id', '=', numericId)] : []),

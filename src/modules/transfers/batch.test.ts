@@ -4,13 +4,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { sql } from 'kysely';
 import { evpKey, externalKey, fundedClient, randomCpf, transferRow, type TestClient } from '../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { BLOCKED_SHARDS, holderBalances } from '../ledger/service.ts';
 import { holdShard, SHARD_WINDOW_MS } from './batcher.ts';
-import { batchItem, createTransfers, type CreateTransferRow } from './repo.ts';
+import { createTransfers, type CreateTransferRow } from './repo.ts';
 
 describe('transfer batches', () => {
   let t: TestApp;
@@ -167,25 +166,6 @@ describe('transfer batches', () => {
     assert.equal(holdShard(at + SHARD_WINDOW_MS, 'NORM'), (window + 1) % (BLOCKED_SHARDS / 2));
     assert.equal(holdShard(at + (BLOCKED_SHARDS / 2) * SHARD_WINDOW_MS, 'HIGH'), BLOCKED_SHARDS / 2 + window);
     assert.deepEqual(await balances(payer), { available: 100_000n - 600n, blocked: 600n });
-    await assertLedgerInvariants(t.db);
-  });
-
-  it('the two-argument batch function of the previous version still works, every item in the shard it names', async () => {
-    const payer = await funded(10_000n);
-    const r = row(payer, 700n);
-    // An item as the previous version sent it: no shard of its own.
-    const { hold_shard: _shard, ...item } = batchItem(r, 0, 0);
-    const items = [item];
-    const { rows } = await sql<{ outcome: string }>`select outcome from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb, 5)`.execute(t.db);
-    assert.deepEqual(rows.map((x) => x.outcome), ['created']);
-    const held = await t.db
-      .selectFrom('transactions as tx')
-      .innerJoin('ledger_accounts as la', 'la.id', 'tx.hold_ledger_account_id')
-      .select('la.shard')
-      .where('tx.end_to_end_id', '=', r.endToEndId)
-      .executeTakeFirstOrThrow();
-    assert.equal(held.shard, 5);
-    assert.deepEqual(await balances(payer), { available: 10_000n - 700n, blocked: 700n });
     await assertLedgerInvariants(t.db);
   });
 });

@@ -109,7 +109,7 @@ export const SHARD_WINDOW_MS = 250;
  * releases the money of NORM transfers that arrived a while ago, which sit in the shards of
  * earlier windows, so holding and settling rarely touch the same row. HIGH transfers settle at
  * once, in the shard of the current window: in a half of their own, their settlement never
- * holds up the NORM transfers that arrive meanwhile (migration 0011). (Wall time is fine here:
+ * holds up the NORM transfers that arrive meanwhile. (Wall time is fine here:
  * it only spreads locks, it decides nothing.)
  * Why, and what was measured: docs/decisions/0011-sharded-blocked-money.md.
  */

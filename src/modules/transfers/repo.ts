@@ -59,8 +59,8 @@ export function batchItem(row: CreateTransferRow, ord: number, holdShard: number
 
 /**
  * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
- * (migrations 0002 and 0011) runs the whole of each (idempotency, directory, debit, stored
- * answer), holding each transfer's money in the blocked shard `holdShard` gives it.
+ * (db/functions/) runs the whole of each (idempotency, directory, debit, stored answer),
+ * holding each transfer's money in the blocked shard `holdShard` gives it.
  * Answers come back in the order of `rows`.
  * Why, and what was measured: docs/decisions/0010-transfer-batching.md.
  */

@@ -7,7 +7,7 @@ import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../t
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { enqueue, enqueueMany } from '../notifications/repo.ts';
 import { Worker } from '../../worker/worker.ts';
-import { deliverDue, fanOut, LEASE_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER, retryDelayMs } from './delivery.ts';
+import { deliverDue, LEASE_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER, retryDelayMs } from './delivery.ts';
 import { insertLog } from './repo.ts';
 import { WebhookSender, type Attempt, type Message } from './sender.ts';
 
@@ -107,8 +107,6 @@ describe('webhook delivery', () => {
 
     const payer = randomCpf();
     const pix = await cashIn(c, '12.34', payer);
-    // The deliveries were written with the notification: nothing is left for fanOut.
-    assert.equal(await fanOut(deps()), 0);
     assert.equal(await deliverDue(deps()), 2);
     const got = at(p).sort((x, y) => x.path.localeCompare(y.path));
     assert.deepEqual(
@@ -162,25 +160,9 @@ describe('webhook delivery', () => {
   it('a notification with no active URL is dispatched without deliveries', async () => {
     const c = await receiver();
     const pix = await cashIn(c);
-    await fanOut(deps());
     const row = await t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(pix.transactionId)).executeTakeFirstOrThrow();
     assert.notEqual(row.dispatched_at, null);
     assert.deepEqual(await deliveriesOf(c.accountId), []);
-  });
-
-  it('a notification written without its deliveries (before migration 0005) is fanned out once, then delivered', async () => {
-    const c = await receiver();
-    const p = `/legacy/${c.accountId}`;
-    await register(c, p);
-    const pix = await cashIn(c);
-    // As an older version wrote it: the outbox row alone, not dispatched.
-    await t.db.deleteFrom('webhook_deliveries').where('account_id', '=', BigInt(c.accountId)).execute();
-    await t.db.updateTable('outbox').set({ dispatched_at: null }).where('transaction_id', '=', BigInt(pix.transactionId)).execute();
-    assert.equal(await fanOut(deps()), 1);
-    assert.equal(await fanOut(deps()), 0);
-    assert.equal(await deliverDue(deps()), 1);
-    assert.equal(at(p).length, 1);
-    await retire(c);
   });
 
   it('after a 500: logged as a failure, not retried before ~5 s, then retried with the same webhook-id as attempt 2', async () => {
@@ -189,7 +171,6 @@ describe('webhook delivery', () => {
     await register(c, p);
     rcv.respond = (r) => (r.path === p && at(p).length === 1 ? 500 : 200);
     const pix = await cashIn(c);
-    await fanOut(deps());
     assert.equal(await deliverDue(deps()), 1);
     let logs = await logsOf(c.accountId);
     assert.deepEqual(
@@ -228,7 +209,6 @@ describe('webhook delivery', () => {
     await register(c, p);
     rcv.respond = (r) => (r.path === p ? 503 : 200);
     await cashIn(c);
-    await fanOut(deps());
     const half = () => 0.5; // no jitter: the delays are the schedule itself
     for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
       assert.equal(await deliverDue(deps(), { random: half }), 1, `attempt ${attempt}`);
@@ -266,7 +246,6 @@ describe('webhook delivery', () => {
     const quick = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 150 });
     try {
       await cashIn(c);
-      await fanOut(deps());
       assert.equal(await deliverDue({ db: t.db, clock: t.clock, sender: quick }), 1);
     } finally {
       await quick.close();
@@ -287,7 +266,6 @@ describe('webhook delivery', () => {
     rcv.respond = (r) => (r.path === p ? { status: 302, headers: { location: `https://127.0.0.1:${port}/internal/${c.accountId}` } } : 200);
     try {
       await cashIn(c);
-      await fanOut(deps());
       assert.equal(await deliverDue(deps()), 1);
     } finally {
       rcv.respond = () => 200;
@@ -305,7 +283,6 @@ describe('webhook delivery', () => {
     const [offId] = [await register(c, `${p}/off`), await register(c, `${p}/deleted`)];
     rcv.respond = (r) => (r.path.startsWith(p) ? 500 : 200);
     await cashIn(c);
-    await fanOut(deps());
     assert.equal(await deliverDue(deps()), 2);
     rcv.respond = () => 200;
     const deleted = (await t.app.inject({ method: 'GET', url: '/api/webhooks', headers: c.headers })).json().webhooks.find((w: { url: string }) => w.url.endsWith('/deleted')).id;
@@ -341,7 +318,6 @@ describe('webhook delivery', () => {
       /the movement failed/,
     );
     await t.db.transaction().execute((trx) => enqueue(trx, event('committed')));
-    await fanOut(deps());
     await deliverDue(deps());
     assert.deepEqual(
       at(p).map((r) => JSON.parse(r.body).data.tag),
@@ -387,7 +363,6 @@ describe('webhook delivery', () => {
       await t.db.transaction().execute((trx) =>
         enqueue(trx, { accountId: BigInt(c.accountId), eventType: 'med_created', transactionId: null, payload: { type: 'MED', data: { id: 1 } }, now: t.clock.now() }),
       );
-      await fanOut(deps());
       assert.equal(await deliverDue(deps()), 7);
       rcv.respond = () => 200;
       await retire(c);
@@ -509,7 +484,6 @@ describe('webhook delivery', () => {
           })),
         ),
       );
-      await fanOut(deps());
       assert.equal((await deliveriesOf(client.accountId)).length, count);
     }
 

@@ -61,16 +61,6 @@ export interface DeliveryOptions {
   readonly random?: () => number;
 }
 
-/**
- * Turns undispatched notifications into deliveries. Notifications are written with their
- * deliveries already (notifications/repo.ts enqueueMany); this picks up any written without
- * them (rows from before migration 0005, or written by hand). A notification nobody listens to
- * is dispatched with no delivery; it can still be resent.
- */
-export function fanOut(deps: Pick<DeliveryDeps, 'db' | 'clock'>, limit = 500): Promise<number> {
-  return queue.fanOut(deps.db, deps.clock.now(), limit);
-}
-
 interface Finished {
   d: ClaimedDelivery;
   attempt: Attempt;

@@ -5,7 +5,7 @@ import { assertError } from '../../../test/assertions.ts';
 import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
-import { deliverDue, fanOut } from './delivery.ts';
+import { deliverDue } from './delivery.ts';
 import { WebhookSender } from './sender.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -302,7 +302,6 @@ describe('webhook registrations', () => {
       assert.equal(res.statusCode, 201, res.body);
       const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 3000 });
       try {
-        await fanOut({ db: t.db, clock: t.clock });
         assert.equal(await deliverDue({ db: t.db, clock: t.clock, sender }), 1);
       } finally {
         await sender.close();

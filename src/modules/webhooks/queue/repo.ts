@@ -10,29 +10,6 @@ import { sql } from 'kysely';
 import type { Db } from '../../../db/client.ts';
 import { prepared } from '../../../db/prepared.ts';
 
-/**
- * Turns undispatched notifications into deliveries, one per active URL of the account and event
- * type, in one transaction (claimed with SKIP LOCKED, so several workers split the work).
- */
-export async function fanOut(db: Db, now: Date, limit: number): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const claimed = await sql<{ id: bigint }>`
-      select id from outbox where dispatched_at is null order by id limit ${limit} for update skip locked`.execute(trx);
-    if (claimed.rows.length === 0) return 0;
-    const ids = claimed.rows.map((r) => r.id.toString());
-    await sql`
-      insert into webhook_deliveries
-        (outbox_id, account_id, webhook_id, destination_id, url, message_id, status, attempts, next_attempt_at, created_at, event_type, transaction_id)
-      select o.id, o.account_id, w.id, w.destination_id, w.url, o.message_id, 'PENDING', 0, ${now}::timestamptz, ${now}::timestamptz, o.event_type, o.transaction_id
-        from outbox o
-        join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
-       where o.id = any(${ids}::int8[])
-       order by o.id, w.id`.execute(trx);
-    await sql`update outbox set dispatched_at = ${now}::timestamptz where id = any(${ids}::int8[])`.execute(trx);
-    return ids.length;
-  });
-}
-
 export interface DestinationRow {
   id: bigint;
   account_id: bigint;

@@ -1,24 +1,28 @@
--- A transfer holds its money in a blocked shard chosen by the service for each item, not one
--- shard for the whole batch: NORM transfers in one half of the shards and HIGH transfers in the
--- other (transfers/batcher.ts holdShard).
+-- Several transfers in one transaction and one commit (requests that arrive together), each
+-- item with its own outcome and answer (docs/decisions/0010-transfer-batching.md).
 --
--- HIGH transfers settle within milliseconds of their arrival, so their settlement locked the
--- very shard that every transfer arriving in the same 250 ms window was crediting: in the
--- bench's open loop (2,500 transfers/s, 10% HIGH) the credit to the blocked shard took 79 µs per
--- transfer on average (pg_stat_statements), most of it waiting for the settlement's lock; with
--- the two halves, 9 µs. A HIGH settlement now only waits for, and holds up, HIGH transfers.
+-- No up-front lock of every ledger account of the batch: the items are taken in the order of
+-- their payer's available ledger account (and in arrival order within one payer), so the
+-- batch's row locks are taken in ascending id order by the postings themselves, the order
+-- every other writer uses, and concurrent batches cannot deadlock; locking each row beforehand
+-- cost one more WAL record per row.
 --
--- A function of one argument. The old one of two (one shard for the whole batch) stays for the
--- processes of the previous version still running during a rolling upgrade, as a wrapper that
--- gives every item that shard: one body of the batch loop, not two.
-CREATE FUNCTION pix_transfer_create_batch(p_items jsonb)
+-- Each item names the blocked shard that holds its money (transfers/batcher.ts holdShard):
+-- NORM transfers in one half of the shards and HIGH transfers in the other, so that a HIGH
+-- settlement, which comes within milliseconds, only waits for, and holds up, HIGH transfers
+-- (docs/decisions/0011-sharded-blocked-money.md).
+--
+-- Each item's ledger accounts are found by scalar subqueries, planned alone as index probes:
+-- PostgreSQL estimates any jsonb_to_recordset at 100 rows, for which joins hash sequential
+-- scans of ledger_accounts, while a batch holds a few items.
+CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb)
 RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
   it record;
 BEGIN
   -- In the order of each payer's available ledger account, the order every writer locks them in
-  -- (migration 0005), and in arrival order within one payer.
+  -- (see above), and in arrival order within one payer.
   FOR it IN
     SELECT x.*,
            (SELECT la.id FROM ledger_accounts la WHERE la.account_id = x.account_id AND la.code = 'available') AS available_id,
@@ -39,12 +43,4 @@ BEGIN
                                it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
   END LOOP;
 END;
-$$;
-
-CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
-RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
-LANGUAGE sql AS $$
-  SELECT * FROM pix_transfer_create_batch(
-    (SELECT coalesce(jsonb_agg(item || jsonb_build_object('hold_shard', p_hold_shard)), '[]'::jsonb)
-       FROM jsonb_array_elements(p_items) AS item));
 $$;

@@ -1,16 +1,17 @@
--- Settlement and transfer batches whose cost no longer grows with the size of the tables.
+-- Settles one batch of queued transfers and refunds whose turn has come, claimed with SKIP
+-- LOCKED (so several workers never take the same one): HIGH at once, NORM from
+-- p_norm_due_before on, in order of arrival; a movement past its expiration, or to a receiver
+-- that rejects it, fails and its money returns to available; a receiver that never answers
+-- ('timeout') is left queued until it expires. Returns each movement's outcome (and the other
+-- account's new row for a movement between two accounts of this service); the caller writes
+-- the notifications in the same transaction.
 --
--- pix_settle_batch sorted the whole settlement queue on every round (HIGH first, then by
--- arrival, over every queued row) and found the ledger accounts to lock by walking all of them;
--- pix_transfer_create_batch found each payer's blocked shard through a scan of every account's
--- shard. Measured on the bench: a round claiming 100 of 600 queued transfers took 0.95 ms to
--- claim and 3.9 ms to find its locks. Bodies otherwise as in migrations 0003 and 0005.
-
--- HIGH transfers are claimed in order of arrival through their own small index; expired ones
--- through an index on their expiration.
-CREATE INDEX settlement_queue_high_idx ON settlement_queue (created_at, transaction_id) WHERE priority = 'HIGH';
-CREATE INDEX settlement_queue_expires_idx ON settlement_queue (expires_at);
-
+-- Its cost does not grow with the size of the tables: the claim walks indexes in order and
+-- stops at p_limit, and the ledger accounts to lock are found by id. Transfers that settle
+-- (to another institution or to an account of this service) are settled set-based, a few
+-- statements for the whole batch, each receiving account credited once with the sum of what it
+-- receives; failures and refunds, which are rare, one at a time
+-- (docs/decisions/0012-set-based-settlement.md).
 CREATE OR REPLACE FUNCTION pix_settle_batch(
   p_now                    timestamptz,
   p_norm_due_before        timestamptz,
@@ -27,7 +28,9 @@ DECLARE
   v_ids      bigint[];
   v_claimed  tid[];
   v_lock     bigint[];
-  v_external bigint[];
+  v_settle   bigint[];
+  v_credit   bigint[];
+  v_internal boolean;
   v_network  bigint;
   v_to       bigint;
   v_reason   text;
@@ -96,32 +99,60 @@ BEGIN
   ) s;
   PERFORM 1 FROM ledger_accounts la WHERE la.id = ANY (v_lock) ORDER BY la.id FOR UPDATE;
 
-  -- The common case, transfers to other institutions that settle, set-based: a few statements
-  -- for the whole batch instead of several per transfer.
-  SELECT coalesce(array_agg(t.id), '{}') INTO v_external
-    FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
-   WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND t.expires_at > p_now AND k.behavior IS DISTINCT FROM 'reject'
-     AND t.counterpart_account_id IS NULL;
-  IF cardinality(v_external) > 0 THEN
+  -- The common case, transfers that settle, set-based: a few statements for the whole batch
+  -- instead of several per transfer. Each credits the network's ledger account (a receiver at
+  -- another institution) or the receiver's available account (an account of this service,
+  -- which also gets its PAYMENT row); v_settle and v_credit pair them, in order of arrival.
+  SELECT coalesce(array_agg(x.id ORDER BY x.created_at, x.id), '{}'), coalesce(array_agg(x.credit_id ORDER BY x.created_at, x.id), '{}'),
+         coalesce(bool_or(x.internal), false)
+    INTO v_settle, v_credit, v_internal
+    FROM (SELECT t.id, t.created_at, t.counterpart_account_id IS NOT NULL AS internal,
+                 CASE WHEN t.counterpart_account_id IS NULL THEN v_network
+                      ELSE (SELECT la.id FROM ledger_accounts la WHERE la.account_id = t.counterpart_account_id AND la.code = 'available') END AS credit_id
+            FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+           WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND t.expires_at > p_now AND k.behavior IS DISTINCT FROM 'reject') x;
+  IF array_position(v_credit, NULL) IS NOT NULL THEN
+    RAISE EXCEPTION 'transfer % goes to an account with no available ledger account', v_settle[array_position(v_credit, NULL)];
+  END IF;
+  IF cardinality(v_settle) > 0 THEN
     -- The CHECK on ledger_accounts fails the batch if a shard held less than it releases.
     UPDATE ledger_accounts la SET balance = la.balance - s.total
       FROM (SELECT t.hold_ledger_account_id AS id, sum(t.amount_centavos) AS total
-              FROM transactions t WHERE t.id = ANY (v_external) GROUP BY 1) s
+              FROM transactions t WHERE t.id = ANY (v_settle) GROUP BY 1) s
      WHERE la.id = s.id;
-    UPDATE ledger_accounts SET balance = balance +
-           (SELECT sum(t.amount_centavos) FROM transactions t WHERE t.id = ANY (v_external))
-     WHERE id = v_network;
+    -- One update per credited account, however many movements it receives (a hot receiver).
+    UPDATE ledger_accounts la SET balance = la.balance + s.total
+      FROM (SELECT c.credit_id AS id, sum(t.amount_centavos) AS total
+              FROM unnest(v_settle, v_credit) AS c(id, credit_id) JOIN transactions t ON t.id = c.id GROUP BY 1) s
+     WHERE la.id = s.id;
     INSERT INTO postings (ledger_tx_id, kind, reference, debit_account_id, credit_account_id, amount_centavos, created_at)
-         SELECT nextval('ledger_tx_seq'), 'transfer_settle', t.end_to_end_id, t.hold_ledger_account_id, v_network,
-                t.amount_centavos, p_now
-           FROM transactions t WHERE t.id = ANY (v_external) ORDER BY t.created_at, t.id;
-    UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = ANY (v_external);
+         SELECT nextval('ledger_tx_seq'),
+                CASE WHEN t.counterpart_account_id IS NULL THEN 'transfer_settle' ELSE 'transfer_settle_internal' END,
+                t.end_to_end_id, t.hold_ledger_account_id, c.credit_id, t.amount_centavos, p_now
+           FROM unnest(v_settle, v_credit) WITH ORDINALITY AS c(id, credit_id, n) JOIN transactions t ON t.id = c.id
+          ORDER BY c.n;
+    UPDATE transactions SET status = 'CONFIRMED', processed_at = p_now, updated_at = p_now WHERE id = ANY (v_settle);
+  END IF;
+  IF v_internal THEN
+    -- The receiver's side of each movement between two accounts of this service.
+    INSERT INTO transactions (
+      account_id, type, status, amount_centavos, end_to_end_id, pix_key, description,
+      counterpart_name, counterpart_document, counterpart_ispb, counterpart_bank_name,
+      counterpart_branch, counterpart_account, counterpart_account_id, created_at, updated_at, processed_at
+    )
+    SELECT t.counterpart_account_id, 'PAYMENT', 'CONFIRMED', t.amount_centavos, t.end_to_end_id, t.pix_key, t.description,
+           a.name, a.document, p_ispb, p_bank_name, a.branch, a.account_number, t.account_id, p_now, p_now, p_now
+      FROM unnest(v_settle) WITH ORDINALITY AS c(id, n)
+      JOIN transactions t ON t.id = c.id
+      JOIN accounts a ON a.id = t.account_id
+     WHERE t.counterpart_account_id IS NOT NULL
+     ORDER BY c.n;
   END IF;
 
-  -- Failures, refunds and movements between two accounts of this service, one at a time.
+  -- Failures and refunds, one at a time.
   FOR r IN
     SELECT t.*, k.behavior FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
-     WHERE t.id = ANY (v_ids) AND NOT t.id = ANY (v_external) ORDER BY t.created_at, t.id
+     WHERE t.id = ANY (v_ids) AND NOT t.id = ANY (v_settle) ORDER BY t.created_at, t.id
   LOOP
     IF r.expires_at <= p_now OR (r.type = 'WITHDRAW' AND r.behavior = 'reject')
        OR (r.type = 'REFUND_IN' AND r.counterpart_behavior = 'reject') THEN
@@ -185,31 +216,5 @@ BEGIN
        AND rcv.type = CASE WHEN t.type = 'REFUND_IN' THEN 'REFUND_OUT' ELSE 'PAYMENT' END
      WHERE t.id = ANY (v_ids)
      ORDER BY t.created_at, t.id;
-END;
-$$;
-
-CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb, p_hold_shard integer)
-RETURNS TABLE (ord integer, outcome text, response_status integer, response_body jsonb)
-LANGUAGE plpgsql AS $$
-DECLARE
-  it record;
-BEGIN
-  FOR it IN
-    SELECT x.*, av.id AS available_id, bl.id AS blocked_id
-      FROM jsonb_to_recordset(p_items) AS x(
-             ord integer, account_id bigint, idempotency_key text, request_hash text, amount bigint, pix_key text,
-             priority text, expiration integer, creditor_document text, ispb_deny text[], description text,
-             external_id text, end_to_end_id text, now timestamptz)
-      -- LATERAL: an index probe per item, never a scan of every account's shard.
-      CROSS JOIN LATERAL (SELECT la.id FROM ledger_accounts la WHERE la.account_id = x.account_id AND la.code = 'available') av
-      CROSS JOIN LATERAL (SELECT la.id FROM ledger_accounts la
-                           WHERE la.account_id = x.account_id AND la.code = 'blocked' AND la.shard = p_hold_shard) bl
-     ORDER BY av.id, x.ord
-  LOOP
-    RETURN QUERY SELECT it.ord, c.outcome, c.response_status, c.response_body
-      FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
-                               it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
-                               it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
-  END LOOP;
 END;
 $$;
