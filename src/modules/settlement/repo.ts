@@ -1,13 +1,19 @@
 import { sql } from 'kysely';
 import { PREPARED, type Trx } from '../../db/client.ts';
 
+/**
+ * What pix_settle_batch tells of each movement: the labels of the database's enum
+ * settlement_outcome, in its order (a test compares the two).
+ */
+export const SETTLEMENT_OUTCOMES = ['settled', 'failed'] as const;
+
 export interface SettledRow {
   transaction_id: bigint;
-  outcome: 'settled' | 'failed';
+  outcome: (typeof SETTLEMENT_OUTCOMES)[number];
   received_id: bigint | null;
 }
 
-/** One batch through pix_settle_batch (migration 0002): claim, post, mark; one round trip. */
+/** One batch through pix_settle_batch (migration 0017): claim, post, mark; one round trip. */
 export async function settleBatch(
   trx: Trx,
   o: {
