@@ -31,11 +31,13 @@ function withDatabase(url: string, name: string): string {
   return parsed.toString();
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
+/** A fresh database, migrated unless `migrated` is false (a test of a migration applies them itself). */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
+  const migrated = options.migrated ?? true;
   if (!serverUrl) {
     const database = await openDatabase({});
-    await migrate(database.db);
+    if (migrated) await migrate(database.db);
     return { database, db: database.db, url: undefined, drop: () => database.close() };
   }
   const name = `pix_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
@@ -51,7 +53,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     poolSize: 20,
     lists: { poolSize: defaults.databaseListPoolSize, statementTimeoutMs: defaults.databaseListStatementTimeoutMs },
   });
-  await migrate(database.db);
+  if (migrated) await migrate(database.db);
   return {
     database,
     db: database.db,

@@ -131,8 +131,12 @@ export interface IdempotencyKeysTable {
   key: string;
   request_hash: string;
   status: 'IN_FLIGHT' | 'DONE';
-  response_status: number | null;
-  response_body: Json<unknown> | null;
+  /** The stored answer (transfers/views.ts builds it): the transfer, as it was when accepted. */
+  transaction_id: Id;
+  end_to_end_id: string;
+  amount_centavos: bigint;
+  transaction_status: TransactionsTable['status'];
+  /** When the transfer was accepted: the answer's eventDate. */
   created_at: CreatedAt;
   expires_at: Timestamp;
 }

@@ -22,7 +22,7 @@ CREATE OR REPLACE FUNCTION pix_settle_batch(
   p_reason_expired         text,
   p_reason_rejected        text,
   p_reason_refund_rejected text
-) RETURNS TABLE (transaction_id bigint, outcome text, received_id bigint)
+) RETURNS TABLE (transaction_id bigint, outcome settlement_outcome, received_id bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_ids      bigint[];
@@ -208,7 +208,7 @@ BEGIN
   -- Every outcome, in order of arrival; a movement between our accounts brings the other
   -- account's new row.
   RETURN QUERY
-    SELECT t.id, CASE WHEN t.status = 'ERROR' THEN 'failed' ELSE 'settled' END, rcv.id
+    SELECT t.id, CASE WHEN t.status = 'ERROR' THEN 'failed' ELSE 'settled' END::settlement_outcome, rcv.id
       FROM transactions t
       LEFT JOIN transactions rcv
         ON t.counterpart_account_id IS NOT NULL AND rcv.account_id = t.counterpart_account_id

@@ -1,7 +1,8 @@
 -- POST /dict/pix in one round trip: idempotency, directory checks, the guarded debit and the
--- stored answer, all in the caller's transaction. The outcome is a code the service maps to
--- HTTP; only 'created' and 'replay' carry a body. Called for each item by
--- pix_transfer_create_batch, which looks up the payer's ledger accounts.
+-- stored answer, all in the caller's transaction. Returns the outcome and, for 'created' and
+-- 'replay', the stored answer's columns (null otherwise); the service maps the outcome to HTTP
+-- and builds the answer (transfers/views.ts).
+-- Called for each item by pix_transfer_create_batch, which looks up the payer's ledger accounts.
 CREATE OR REPLACE FUNCTION pix_transfer_create(
   p_account_id        bigint,
   p_idempotency_key   text,
@@ -18,16 +19,23 @@ CREATE OR REPLACE FUNCTION pix_transfer_create(
   p_now               timestamptz,
   p_available_id      bigint,
   p_blocked_id        bigint
-) RETURNS TABLE (outcome text, response_status integer, response_body jsonb)
+) RETURNS TABLE (
+  outcome                  transfer_create_outcome,
+  transfer_id              bigint,
+  transfer_end_to_end_id   text,
+  transfer_amount_centavos bigint,
+  transfer_status          transaction_status,
+  transfer_accepted_at     timestamptz
+)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_existing   idempotency_keys%ROWTYPE;
-  v_key        dict_keys%ROWTYPE;
-  v_ledger_tx  bigint;
-  v_tx_id      bigint;
-  v_body       jsonb;
+  v_existing    idempotency_keys%ROWTYPE;
+  v_key         dict_keys%ROWTYPE;
+  v_ledger_tx   bigint;
+  v_tx_id       bigint;
+  v_tx_status   transaction_status;
   v_external_id text;
-  v_locked     boolean;
+  v_locked      boolean;
 BEGIN
   v_locked := pg_try_advisory_xact_lock(hashtextextended(p_account_id::text || ':' || p_idempotency_key, 7262));
 
@@ -37,17 +45,24 @@ BEGIN
    WHERE account_id = p_account_id AND key = p_idempotency_key;
   IF FOUND AND v_existing.expires_at > p_now THEN
     IF v_existing.request_hash <> p_request_hash THEN
-      RETURN QUERY SELECT 'idempotency_mismatch'::text, NULL::integer, NULL::jsonb;
+      outcome := 'idempotency_mismatch';
     ELSE
-      RETURN QUERY SELECT 'replay'::text, v_existing.response_status, v_existing.response_body;
+      outcome := 'replay';
+      transfer_id := v_existing.transaction_id;
+      transfer_end_to_end_id := v_existing.end_to_end_id;
+      transfer_amount_centavos := v_existing.amount_centavos;
+      transfer_status := v_existing.transaction_status;
+      transfer_accepted_at := v_existing.created_at;
     END IF;
+    RETURN NEXT;
     RETURN;
   END IF;
 
   -- No answer yet and another transaction holding this key: the first request is still in
   -- flight. 409 at once, instead of waiting on the unique index.
   IF NOT v_locked THEN
-    RETURN QUERY SELECT 'in_flight'::text, NULL::integer, NULL::jsonb;
+    outcome := 'in_flight';
+    RETURN NEXT;
     RETURN;
   END IF;
   IF v_existing.key IS NOT NULL THEN
@@ -57,19 +72,16 @@ BEGIN
 
   SELECT * INTO v_key FROM dict_keys WHERE key = p_pix_key;
   IF NOT FOUND THEN
-    RETURN QUERY SELECT 'key_not_found'::text, NULL::integer, NULL::jsonb;
-    RETURN;
+    outcome := 'key_not_found';
+  ELSIF v_key.account_id = p_account_id THEN
+    outcome := 'own_key';
+  ELSIF p_ispb_deny IS NOT NULL AND v_key.ispb = ANY (p_ispb_deny) THEN
+    outcome := 'ispb_denied';
+  ELSIF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
+    outcome := 'creditor_mismatch';
   END IF;
-  IF v_key.account_id = p_account_id THEN
-    RETURN QUERY SELECT 'own_key'::text, NULL::integer, NULL::jsonb;
-    RETURN;
-  END IF;
-  IF p_ispb_deny IS NOT NULL AND v_key.ispb = ANY (p_ispb_deny) THEN
-    RETURN QUERY SELECT 'ispb_denied'::text, NULL::integer, NULL::jsonb;
-    RETURN;
-  END IF;
-  IF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
-    RETURN QUERY SELECT 'creditor_mismatch'::text, NULL::integer, NULL::jsonb;
+  IF outcome IS NOT NULL THEN
+    RETURN NEXT;
     RETURN;
   END IF;
   -- The transfer's externalId is the one given or else its idempotency key. One probe tells
@@ -81,7 +93,8 @@ BEGIN
     SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = v_external_id AND type = 'WITHDRAW'
   ) THEN
     IF p_external_id IS NOT NULL THEN
-      RETURN QUERY SELECT 'external_id_taken'::text, NULL::integer, NULL::jsonb;
+      outcome := 'external_id_taken';
+      RETURN NEXT;
       RETURN;
     END IF;
     v_external_id := NULL;
@@ -92,7 +105,8 @@ BEGIN
   -- holds the money (the batch looked them up for all its items at once).
   v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, p_available_id, p_blocked_id, p_amount_centavos, p_now);
   IF v_ledger_tx IS NULL THEN
-    RETURN QUERY SELECT 'insufficient_funds'::text, NULL::integer, NULL::jsonb;
+    outcome := 'insufficient_funds';
+    RETURN NEXT;
     RETURN;
   END IF;
 
@@ -108,23 +122,25 @@ BEGIN
     v_key.owner_name, v_key.owner_document, v_key.ispb, v_key.bank_name,
     v_key.branch, v_key.account_number, v_key.account_id, p_blocked_id, p_now, p_now
   )
-  RETURNING id INTO v_tx_id;
+  RETURNING id, status INTO v_tx_id, v_tx_status;
 
   INSERT INTO settlement_queue (transaction_id, priority, pix_key, created_at, expires_at)
        VALUES (v_tx_id, p_priority, p_pix_key, p_now, p_now + make_interval(secs => p_expiration_s));
 
-  v_body := jsonb_build_object(
-    'endToEndId', p_end_to_end_id,
-    'eventDate', to_char(p_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'id', v_tx_id,
-    'payment', jsonb_build_object('amount', round(p_amount_centavos::numeric / 100, 2)),
-    'type', 'PENDING');
-  INSERT INTO idempotency_keys (account_id, key, request_hash, status, response_status, response_body, created_at, expires_at)
-       VALUES (p_account_id, p_idempotency_key, p_request_hash, 'DONE', 201, v_body, p_now, p_now + interval '24 hours');
+  -- The first answer is the stored one, as every replay of it will be.
+  INSERT INTO idempotency_keys (
+    account_id, key, request_hash, status, transaction_id, end_to_end_id, amount_centavos, transaction_status, created_at, expires_at
+  ) VALUES (
+    p_account_id, p_idempotency_key, p_request_hash, 'DONE', v_tx_id, p_end_to_end_id, p_amount_centavos, v_tx_status,
+    p_now, p_now + interval '24 hours'
+  )
+  RETURNING transaction_id, end_to_end_id, amount_centavos, transaction_status, created_at
+       INTO transfer_id, transfer_end_to_end_id, transfer_amount_centavos, transfer_status, transfer_accepted_at;
 
   IF p_priority = 'HIGH' THEN
     PERFORM pg_notify('pix_settlement', v_tx_id::text);
   END IF;
-  RETURN QUERY SELECT 'created'::text, 201, v_body;
+  outcome := 'created';
+  RETURN NEXT;
 END;
 $$;

@@ -17,6 +17,13 @@ CREATE DOMAIN transfer_priority AS text CHECK (VALUE IN ('HIGH', 'NORM'));
 CREATE DOMAIN receiver_behavior AS text CHECK (VALUE = 'reject');
 CREATE DOMAIN idempotency_status AS text CHECK (VALUE IN ('IN_FLIGHT', 'DONE'));
 CREATE DOMAIN delivery_status AS text CHECK (VALUE IN ('PENDING', 'SUCCEEDED', 'FAILED'));
+-- What pix_transfer_create tells its caller, and what pix_settle_batch tells of each movement;
+-- a test compares their labels with the TypeScript lists (transfers/repo.ts, settlement/repo.ts).
+CREATE TYPE transfer_create_outcome AS ENUM (
+  'created', 'replay', 'in_flight', 'idempotency_mismatch', 'key_not_found', 'own_key', 'ispb_denied',
+  'creditor_mismatch', 'external_id_taken', 'insufficient_funds'
+);
+CREATE TYPE settlement_outcome AS ENUM ('settled', 'failed');
 
 CREATE TABLE accounts (
   id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -219,8 +226,14 @@ CREATE TABLE idempotency_keys (
   key              text               NOT NULL,
   request_hash     text               NOT NULL,
   status           idempotency_status NOT NULL,
-  response_status  integer,
-  response_body    jsonb,
+  -- The stored answer: the transfer's id, end-to-end id, amount and status when it was accepted
+  -- (created_at is when). A replay answers with these, not with the transfer's state of the
+  -- moment; the answer itself is built by transfers/views.ts
+  -- (docs/decisions/0029-answers-built-in-typescript.md).
+  transaction_id     bigint             NOT NULL,
+  end_to_end_id      text               NOT NULL,
+  amount_centavos    positive_centavos  NOT NULL,
+  transaction_status transaction_status NOT NULL,
   created_at       timestamptz        NOT NULL DEFAULT now(),
   expires_at       timestamptz        NOT NULL,
   PRIMARY KEY (account_id, key)

@@ -4,6 +4,7 @@ import { createClient, creditAccount, linkCertificate, type TestClient } from '.
 import { startTestApp, type TestApp } from '../../../test/harness.ts';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
 import { AppError } from '../../http/errors.ts';
+import { centavosToNumber, numberToCentavos } from '../../lib/money.ts';
 import { holderLedgerAccountIds, post, type Posting } from './service.ts';
 import { errorMessage } from '../../../test/assertions.ts';
 
@@ -16,9 +17,9 @@ interface Seen {
 }
 
 
-/** Wire amounts to centavos and back; exact below 2^53 centavos (division by 100 rounds correctly). */
-const toCentavos = (amount: number) => BigInt(Math.round(amount * 100));
-const toAmount = (centavos: bigint) => Number(centavos) / 100;
+/** Wire amounts to centavos and back (balances of holders are never negative). */
+const toCentavos = (amount: number) => numberToCentavos(amount)!;
+const toAmount = centavosToNumber;
 
 const b64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const decode = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;

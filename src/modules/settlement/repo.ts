@@ -2,9 +2,15 @@ import { sql } from 'kysely';
 import type { Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 
+/**
+ * What pix_settle_batch tells of each movement: the labels of the database's enum
+ * settlement_outcome, in its order (a test compares the two).
+ */
+export const SETTLEMENT_OUTCOMES = ['settled', 'failed'] as const;
+
 export interface SettledRow {
   transaction_id: bigint;
-  outcome: 'settled' | 'failed';
+  outcome: (typeof SETTLEMENT_OUTCOMES)[number];
   received_id: bigint | null;
 }
 

@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { createClient, creditAccount, evpKey, externalKey as registerExternalKey, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { onPostgres, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { openDatabase, type Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { Worker } from '../../worker/worker.ts';
-import { settleBatch } from './repo.ts';
+import { SETTLEMENT_OUTCOMES, settleBatch } from './repo.ts';
 import { REASON_EXPIRED, REASON_REJECTED, settleDue, type SettlementDeps } from './service.ts';
 
 /** The masks of decisions.md: CPF `***.456.789-**`, CNPJ `12.345.678/****-**`. */
@@ -80,6 +81,14 @@ describe('settlement', () => {
     await creditAccount(t.db, payer.accountId, 1_000_000n);
   });
   after(() => t?.close());
+
+  it('knows every outcome of the database, in its order', async () => {
+    const { rows } = await sql<{ label: string }>`select unnest(enum_range(null::settlement_outcome))::text as label`.execute(t.db);
+    assert.deepEqual(
+      rows.map((r) => r.label),
+      [...SETTLEMENT_OUTCOMES],
+    );
+  });
 
   it('HIGH settles at the first settleDue, without waiting for the delay', async () => {
     const target = await externalKey(t);

@@ -9,7 +9,9 @@ import { startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { BLOCKED_SHARDS, holderBalances } from '../ledger/service.ts';
 import { holdShard, SHARD_WINDOW_MS } from './batcher.ts';
-import { createTransfers, type CreateTransferRow } from './repo.ts';
+import { centavosToNumber } from '../../lib/money.ts';
+import { CREATE_OUTCOMES, createTransfers, type CreateTransferRow } from './repo.ts';
+import { transferView } from './views.ts';
 
 describe('transfer batches', () => {
   let t: TestApp;
@@ -30,6 +32,14 @@ describe('transfer batches', () => {
     denied = await externalKey(t, { ispb: '87654321', bankName: 'Outro Banco' });
   });
   after(() => t?.close());
+
+  it('knows every outcome of the database, in its order', async () => {
+    const { rows } = await sql<{ label: string }>`select unnest(enum_range(null::transfer_create_outcome))::text as label`.execute(t.db);
+    assert.deepEqual(
+      rows.map((r) => r.label),
+      [...CREATE_OUTCOMES],
+    );
+  });
 
   it('every outcome in one batch, each with its own answer, in the order of the items', async () => {
     const payer = await funded(100_000n);
@@ -54,33 +64,34 @@ describe('transfer batches', () => {
       answers.map((a) => a.outcome),
       ['created', 'replay', 'idempotency_mismatch', 'key_not_found', 'own_key', 'ispb_denied', 'creditor_mismatch', 'external_id_taken', 'created'],
     );
-    assert.deepEqual([answers[1]!.response_status, answers[1]!.response_body], [201, created!.response_body]);
-    for (const i of [2, 3, 4, 5, 6, 7]) assert.deepEqual([answers[i]!.response_status, answers[i]!.response_body], [null, null]);
+    assert.deepEqual(answers[1]!.transfer, created!.transfer);
+    for (const i of [2, 3, 4, 5, 6, 7]) assert.equal(answers[i]!.transfer, null);
 
     // The two created: their rows, answers and stored answers agree.
     for (const i of [0, 8]) {
-      const answer = answers[i]!;
-      const body = answer.response_body as { id: number; endToEndId: string; eventDate: string; payment: { amount: number }; type: string };
-      assert.equal(answer.response_status, 201);
-      assert.deepEqual(body, {
+      const answer = answers[i]!.transfer!;
+      assert.deepEqual(transferView(answer), {
         endToEndId: rows[i]!.endToEndId,
         eventDate: rows[i]!.now.toISOString(),
-        id: body.id,
-        payment: { amount: Number(rows[i]!.amountCentavos) / 100 },
+        id: Number(answer.id),
+        payment: { amount: centavosToNumber(rows[i]!.amountCentavos) },
         type: 'PENDING',
       });
-      const tx = await t.db.selectFrom('transactions').selectAll().where('id', '=', BigInt(body.id)).executeTakeFirstOrThrow();
+      const tx = await t.db.selectFrom('transactions').selectAll().where('id', '=', answer.id).executeTakeFirstOrThrow();
       assert.deepEqual(
         [tx.account_id, tx.type, tx.status, tx.amount_centavos, tx.end_to_end_id, tx.idempotency_key, tx.external_id, tx.priority, tx.counterpart_document],
         [BigInt(payer.accountId), 'WITHDRAW', 'PENDING', rows[i]!.amountCentavos, rows[i]!.endToEndId, rows[i]!.idempotencyKey, rows[i]!.idempotencyKey, rows[i]!.priority, receiver.document],
       );
       assert.equal(tx.expires_at!.getTime(), rows[i]!.now.getTime() + 600_000);
       const stored = await t.db.selectFrom('idempotency_keys').selectAll().where('key', '=', rows[i]!.idempotencyKey).executeTakeFirstOrThrow();
-      assert.deepEqual([stored.response_status, stored.response_body, stored.request_hash], [201, body, rows[i]!.requestHash]);
-      const queued = await t.db.selectFrom('settlement_queue').selectAll().where('transaction_id', '=', BigInt(body.id)).executeTakeFirstOrThrow();
+      assert.deepEqual(
+        [stored.transaction_id, stored.end_to_end_id, stored.amount_centavos, stored.transaction_status, stored.created_at, stored.request_hash],
+        [answer.id, answer.endToEndId, answer.amountCentavos, answer.status, answer.acceptedAt, rows[i]!.requestHash],
+      );
+      const queued = await t.db.selectFrom('settlement_queue').selectAll().where('transaction_id', '=', answer.id).executeTakeFirstOrThrow();
       assert.equal(queued.priority, rows[i]!.priority);
     }
-    const ids = [0, 8].map((i) => (answers[i]!.response_body as { id: number }).id);
+    const ids = [0, 8].map((i) => answers[i]!.transfer!.id);
     assert.ok(ids[0]! < ids[1]!, 'ids follow the order of the items');
     assert.deepEqual(await balances(payer), { available: 100_000n - 1_000n - 1_100n - 1_700n, blocked: 1_000n + 1_100n + 1_700n });
     await assertLedgerInvariants(t.db);
@@ -136,7 +147,7 @@ describe('transfer batches', () => {
     assert.deepEqual(answers.map((a) => a.outcome), ['created', 'created']);
     const stored = await t.db.selectFrom('idempotency_keys').selectAll().where('key', '=', old.idempotencyKey).execute();
     assert.equal(stored.length, 1);
-    assert.equal((stored[0]!.response_body as { endToEndId: string }).endToEndId, again.endToEndId);
+    assert.equal(stored[0]!.end_to_end_id, again.endToEndId);
     assert.deepEqual(await balances(payer), { available: 10_000n - 250n, blocked: 250n });
   });
 

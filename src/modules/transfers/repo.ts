@@ -1,18 +1,26 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
+import type { TransactionsTable } from '../../db/schema.ts';
+import { assert } from '../../lib/assert.ts';
 
-export type CreateOutcome =
-  | 'created'
-  | 'replay'
-  | 'in_flight'
-  | 'idempotency_mismatch'
-  | 'key_not_found'
-  | 'own_key'
-  | 'ispb_denied'
-  | 'creditor_mismatch'
-  | 'external_id_taken'
-  | 'insufficient_funds';
+/**
+ * What pix_transfer_create tells of each transfer: the labels of the database's enum
+ * transfer_create_outcome, in its order (a test compares the two).
+ */
+export const CREATE_OUTCOMES = [
+  'created',
+  'replay',
+  'in_flight',
+  'idempotency_mismatch',
+  'key_not_found',
+  'own_key',
+  'ispb_denied',
+  'creditor_mismatch',
+  'external_id_taken',
+  'insufficient_funds',
+] as const;
+export type CreateOutcome = (typeof CREATE_OUTCOMES)[number];
 
 export interface CreateTransferRow {
   accountId: bigint;
@@ -30,10 +38,51 @@ export interface CreateTransferRow {
   now: Date;
 }
 
-export interface CreateResult {
+/** A transfer's stored answer: what the first request was answered, and every replay of it. */
+export interface AcceptedTransfer {
+  id: bigint;
+  endToEndId: string;
+  amountCentavos: bigint;
+  /** Its status when it was accepted, not the transaction's status of the moment. */
+  status: TransactionsTable['status'];
+  acceptedAt: Date;
+}
+
+export type CreateResult =
+  | { outcome: 'created' | 'replay'; transfer: AcceptedTransfer }
+  | { outcome: Exclude<CreateOutcome, 'created' | 'replay'>; transfer: null };
+
+/** A row of pix_transfer_create_batch: the transfer's columns are set for 'created' and 'replay' only. */
+interface BatchRow {
+  ord: number;
   outcome: CreateOutcome;
-  response_status: number | null;
-  response_body: unknown;
+  transfer_id: bigint | null;
+  transfer_end_to_end_id: string | null;
+  transfer_amount_centavos: bigint | null;
+  transfer_status: TransactionsTable['status'] | null;
+  transfer_accepted_at: Date | null;
+}
+
+function createResult(row: BatchRow): CreateResult {
+  if (row.outcome !== 'created' && row.outcome !== 'replay') return { outcome: row.outcome, transfer: null };
+  assert(
+    row.transfer_id !== null &&
+      row.transfer_end_to_end_id !== null &&
+      row.transfer_amount_centavos !== null &&
+      row.transfer_status !== null &&
+      row.transfer_accepted_at !== null,
+    `pix_transfer_create gave '${row.outcome}' without its transfer`,
+  );
+  return {
+    outcome: row.outcome,
+    transfer: {
+      id: row.transfer_id,
+      endToEndId: row.transfer_end_to_end_id,
+      amountCentavos: row.transfer_amount_centavos,
+      status: row.transfer_status,
+      acceptedAt: row.transfer_accepted_at,
+    },
+  };
 }
 
 /** One item of pix_transfer_create_batch's JSON array. */
@@ -60,8 +109,8 @@ export function batchItem(row: CreateTransferRow, ord: number, holdShard: number
 /**
  * Several POST /dict/pix in one round trip and one commit: pix_transfer_create_batch
  * (db/functions/) runs the whole of each (idempotency, directory, debit, stored answer),
- * holding each transfer's money in the blocked shard `holdShard` gives it.
- * Answers come back in the order of `rows`.
+ * holding each transfer's money in the blocked shard `holdShard` gives it. Results come back in
+ * the order of `rows`; the answers on the wire are built from them by views.ts.
  * Why, and what was measured: docs/decisions/0010-transfer-batching.md.
  */
 export async function createTransfers(
@@ -70,10 +119,11 @@ export async function createTransfers(
   holdShard: (row: CreateTransferRow) => number,
 ): Promise<CreateResult[]> {
   const items = rows.map((row, ord) => batchItem(row, ord, holdShard(row)));
-  const result = await prepared('transfer_create_batch', sql<CreateResult & { ord: number }>`
-    select ord, outcome, response_status, response_body from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`).execute(db);
+  const result = await prepared('transfer_create_batch', sql<BatchRow>`
+    select ord, outcome, transfer_id, transfer_end_to_end_id, transfer_amount_centavos, transfer_status, transfer_accepted_at
+      from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`).execute(db);
   const answers: CreateResult[] = new Array(rows.length);
-  for (const r of result.rows) answers[r.ord] = r;
+  for (const r of result.rows) answers[r.ord] = createResult(r);
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
   return answers;
 }

@@ -64,7 +64,7 @@ export const transferRoutes =
         const key = requireIdempotencyKey(request.headers['x-idempotency-key']);
         const answer = await createTransfer(deps, request.accountId, key, request.body);
         if (answer.replayed) void reply.header('idempotent-replayed', 'true');
-        return reply.status(answer.status as 201).send(answer.body as never);
+        return reply.status(201).send(answer.body);
       },
     );
   };

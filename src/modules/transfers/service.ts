@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.ts';
 import { AppError, badRequest, conflict, isDatabaseUnavailable, unprocessable } from '../../http/errors.ts';
+import { assert } from '../../lib/assert.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
@@ -10,6 +11,7 @@ import type { DirectoryLookups, LookupResult } from '../directory/lookups.ts';
 import { requirePixKey } from '../directory/service.ts';
 import type { TransferBatcher } from './batcher.ts';
 import type { CreateOutcome } from './repo.ts';
+import { transferView } from './views.ts';
 
 export interface TransfersDeps {
   readonly db: Db;
@@ -33,8 +35,7 @@ export interface TransferRequest {
 }
 
 export interface TransferAnswer {
-  status: number;
-  body: unknown;
+  body: ReturnType<typeof transferView>;
   replayed: boolean;
 }
 
@@ -103,7 +104,8 @@ function isExternalIdRace(error: unknown): boolean {
 
 /**
  * POST /dict/pix. Validation happens here; the rest (idempotency, directory, debit, stored
- * answer) is one database call, so the transfer and its idempotency record commit together.
+ * answer) is one database call, so the transfer and its idempotency record commit together. A
+ * new answer and a replayed one are built alike, by transferView.
  * The directory look-up that call makes is paid for before it is submitted (429 when the
  * account's look-ups are spent) and settled once its outcome is known.
  */
@@ -148,6 +150,7 @@ export async function createTransfer(
   await lookup.settle(LOOKUP_RESULTS[row.outcome]);
   const failure = OUTCOME_ERRORS[row.outcome];
   if (failure) throw failure();
+  assert(row.transfer !== null, `no answer for the outcome '${row.outcome}'`);
   if (row.outcome === 'created' && priority === 'HIGH') deps.onHighPriority?.();
-  return { status: row.response_status ?? 201, body: row.response_body, replayed: row.outcome === 'replay' };
+  return { body: transferView(row.transfer), replayed: row.outcome === 'replay' };
 }

@@ -6,14 +6,15 @@ import pg from 'pg';
 import { createClient, creditAccount, evpKey, externalKey, fundedClient, randomCnpj, randomCpf, requestToken, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertError } from '../../../test/assertions.ts';
+import { numberToCentavos } from '../../lib/money.ts';
 
 const DAY_MS = 86_400_000;
 const OTHER_ISPB = '12345678';
 const E2E = /^E99999999\d{12}[A-Za-z0-9]{11}$/;
 const ONE_CONNECTION = 'PGlite has a single connection: no second transaction can run beside the request';
 
-/** Wire amounts to centavos; exact below 2^53 centavos. */
-const toCentavos = (amount: number) => BigInt(Math.round(amount * 100));
+/** Wire amounts to centavos. */
+const toCentavos = (amount: number) => numberToCentavos(amount)!;
 
 
 interface Transfer {
@@ -528,6 +529,25 @@ describe('POST /dict/pix', () => {
       const view = await t.app.inject({ method: 'GET', url: `/api/pix/transaction/${id}`, headers: c.headers });
       assert.equal(view.statusCode, 200, view.body);
       assert.equal(view.json<{ status: string }>().status, 'CONFIRMED');
+    });
+
+    it('a replay after settlement answers what the first request was answered', async () => {
+      const c = await funded(50_00n);
+      const key = randomUUID();
+      const payload = body(dest.key, 7.1, { priority: 'HIGH', creditorDocument: dest.document });
+      const first = await transfer(c.headers, payload, key);
+      assert.equal(first.statusCode, 201, first.body);
+      const settle = await t.app.inject({ method: 'POST', url: '/sandbox/settle', headers: adminHeaders });
+      assert.equal(settle.statusCode, 200, settle.body);
+      const row = (await withdrawals(c))[0]!;
+      assert.equal(row.status, 'CONFIRMED');
+
+      const replay = await transfer(c.headers, payload, key);
+      assert.equal(replay.statusCode, 201, replay.body);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal(replay.body, first.body);
+      assert.deepEqual(replay.json<Transfer>().payment, { amount: 7.1 });
+      assert.equal(replay.json<Transfer>().type, 'PENDING');
     });
 
     it('the ledger balances after everything above', async () => {
