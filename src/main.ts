@@ -13,6 +13,7 @@ import { listenFailure, Resources, StartFailure } from './lifecycle.ts';
 import { systemClock } from './lib/clock.ts';
 import { loggerOptions } from './http/logging.ts';
 import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
+import { writeAdminTokenFile } from './modules/admin/demo-files.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { cancelTableMaintenance } from './worker/maintenance.ts';
@@ -143,6 +144,7 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   const addresses = await bindListeners(config, listeners);
   const described = demoDatabase(config);
   const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, { dataDir: config.dataDir, ispb: config.pspIspb, database: described }) : null;
+  if (demo) writeAdminTokenFile(demo.dir, config.adminTokenGenerated ? config.adminToken : null);
   worker.start();
   const identity = await databaseIdentity(database.db);
   process.stdout.write(`${banner({ config, addresses, database: `${described.description}, id ${identity.id}`, demo })}\n`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -80,6 +80,18 @@ describe('demo files belong to their database', () => {
     assert.deepEqual(contents(demo), named);
 
     assert.deepEqual(await embeddedDemoAccounts(dataDir), { clientIds: [credentials(own).clientId], named: 1 });
+  });
+
+  it('the generated ADMIN_TOKEN of the run is in DATA_DIR/demo/admin-token (0600); with ADMIN_TOKEN set there is none', async () => {
+    const dataDir = tempDir();
+    const file = join(dataDir, 'demo', 'admin-token');
+    const first = await startUseAndStop({ DATA_DIR: dataDir });
+    const printed = /ADMIN_TOKEN .*\): (\S+)/.exec(first)?.[1];
+    assert.ok(printed, first);
+    assert.equal(readFileSync(file, 'utf8').trim(), printed);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    await startUseAndStop({ DATA_DIR: dataDir, ADMIN_TOKEN: 'an-operator-token-of-my-own' });
+    assert.equal(existsSync(file), false, 'a token that no longer works is not left behind');
   });
 
   it('embedded, then PostgreSQL, then embedded again on one DATA_DIR: each keeps its files and its one demo account', { skip: !onPostgres && 'needs TEST_DATABASE_URL' }, async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -102,4 +102,15 @@ export function writeDemoFiles(dir: string, demo: DemoCredentials, certificate?:
   }
   writeFileSync(demo.tokenRequestFile, JSON.stringify({ clientId: demo.clientId, clientSecret: demo.clientSecret }), { mode: 0o600 });
   writeFileSync(join(dir, CREDENTIALS), `${JSON.stringify(demo, null, 2)}\n`, { mode: 0o600 });
+}
+
+/**
+ * The ADMIN_TOKEN generated for this run, beside the demo account's files (`admin-token`, mode
+ * 0600), so that a shell can `export ADMIN_TOKEN=$(cat data/demo/admin-token)`; with a token set
+ * in the environment, no file (one left by an earlier run is removed: it no longer works).
+ */
+export function writeAdminTokenFile(dir: string, generatedToken: string | null): void {
+  const file = join(dir, 'admin-token');
+  if (generatedToken === null) rmSync(file, { force: true });
+  else writeFileSync(file, `${generatedToken}\n`, { mode: 0o600 });
 }
