@@ -164,7 +164,7 @@ export interface TransactionList {
 // Charges
 
 export interface ChargeInput {
-  calendario?: { expiracao?: number };
+  calendario: { expiracao?: number };
   devedor?: { cpf?: string; cnpj?: string; nome: string };
   valor: { original: string; modalidadeAlteracao?: number };
   /** One of the account's keys (default: its oldest). */
