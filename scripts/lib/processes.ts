@@ -66,11 +66,12 @@ const WORKER_SETTLE_MS = 1500;
 const START_TIMEOUT_MS = 30_000;
 
 /** A process with no port is ready when it first prints, or a moment after it started; its output is read and dropped. */
-function firstWords(child: ChildProcess): Promise<void> {
-  return new Promise<void>((resolve) => {
+function firstWords(child: ChildProcess, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     child.stdout!.once('data', () => resolve());
     child.stdout!.resume();
     setTimeout(resolve, WORKER_SETTLE_MS);
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
   });
 }
 
@@ -120,7 +121,7 @@ export class ServiceProcess {
   }
 
   #ready(child: ChildProcess): Promise<void> {
-    const ready = this.port === null ? firstWords(child) : listening(child, this.name).then(() => undefined);
+    const ready = this.port === null ? firstWords(child, this.name) : listening(child, this.name).then(() => undefined);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${this.name} did not start`)), START_TIMEOUT_MS)));
     return Promise.race([ready, late]).then(
