@@ -2,19 +2,7 @@
 // invariants, WAL and CPU counters, and pgbench as the machine's reference.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import pg from 'pg';
-
-export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  // A connection the server ends (a database dropped, a restart) fails the query, not the process.
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+import { withClient } from './lib/pg.ts';
 
 export async function queued(url: string): Promise<number> {
   return withClient(url, async (c) => (await c.query('select count(*)::int as n from settlement_queue')).rows[0].n as number);

@@ -5,8 +5,7 @@
 // receives Pix at 5/s meanwhile, its cash_in URL on the fast receiver. Measured: C's webhook
 // lag, from the 201 of its incoming Pix (the notification is committed with it) to its
 // arrival. Target: p99 under 1 s.
-import type { Pool } from 'undici';
-import { call } from './bench-load.ts';
+import type { AccountApi, ApiClient, OperatorApi } from './lib/api-client.ts';
 import { arrivals, type Receiver } from './lib/receivers.ts';
 
 export const SLOW_RECEIVER_DELAY_MS = Number(process.env.BENCH_SLOW_RECEIVER_MS ?? 12_000);
@@ -18,7 +17,7 @@ const VICTIM_RATE = 5;
 const VICTIM_WAIT_MS = 20_000;
 
 export interface FairnessAccount {
-  headers: Record<string, string>;
+  api: AccountApi;
   /** Its EVP key, where the sandbox's incoming Pix go. */
   key: string;
 }
@@ -37,8 +36,8 @@ export interface FairnessResult {
 }
 
 interface Context {
-  http: Pool;
-  adminAuth: Record<string, string>;
+  http: ApiClient;
+  operator: OperatorApi;
   attacker: FairnessAccount;
   victim: FairnessAccount;
   fast: Receiver;
@@ -54,12 +53,7 @@ async function incoming(ctx: Context, account: FairnessAccount, rate: number, se
     const wait = started + (i * 1000) / rate - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     pending.push(
-      call(ctx.http, {
-        method: 'POST',
-        path: '/sandbox/pix/incoming',
-        headers: ctx.adminAuth,
-        body: { pixKey: account.key, amount: '1.00', payer: { name, document: '52998224725' } },
-      }).then((answer) => {
+      ctx.http.send(ctx.operator.incomingPixRequest({ pixKey: account.key, amount: '1.00', payer: { name, document: '52998224725' } })).then((answer) => {
         if (answer.status === 201) answered.set(answer.body.endToEndId as string, Date.now());
       }),
     );
@@ -68,16 +62,14 @@ async function incoming(ctx: Context, account: FairnessAccount, rate: number, se
   return answered;
 }
 
-async function register(ctx: Context, account: FairnessAccount, url: string): Promise<number> {
-  const res = await call(ctx.http, { method: 'POST', path: '/api/webhooks', headers: account.headers, body: { url, eventType: 'cash_in' } });
-  if (res.status !== 201) throw new Error(`webhook registration: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.id as number;
+async function register(account: FairnessAccount, url: string): Promise<number> {
+  return (await account.api.registerWebhook({ url, eventType: 'cash_in' })).id;
 }
 
 export async function fairnessRun(ctx: Context): Promise<FairnessResult> {
   const attackerIds: number[] = [];
-  for (let i = 1; i <= FLOOD_URLS; i++) attackerIds.push(await register(ctx, ctx.attacker, `${ctx.slow.origin}/flood/${i}`));
-  const victimId = await register(ctx, ctx.victim, `${ctx.fast.origin}/victim`);
+  for (let i = 1; i <= FLOOD_URLS; i++) attackerIds.push(await register(ctx.attacker, `${ctx.slow.origin}/flood/${i}`));
+  const victimId = await register(ctx.victim, `${ctx.fast.origin}/victim`);
   const since = (await ctx.fast.arrivals(0)).total;
   const slowSince = (await ctx.slow.arrivals(0)).total;
   try {
@@ -88,22 +80,22 @@ export async function fairnessRun(ctx: Context): Promise<FairnessResult> {
     const delivered = await arrivals(ctx.fast, new Set(victim.keys()), VICTIM_WAIT_MS, since);
     const victimLags = [...victim].map(([e2e, at]) => (delivered.first.get(e2e) ?? Infinity) - at).sort((x, y) => x - y);
     const floodRequests = (await ctx.slow.arrivals(0)).total - slowSince;
-    const logs = await call(ctx.http, { method: 'GET', path: '/api/webhooks/logs?size=100&eventType=cash_in', headers: ctx.attacker.headers });
+    const logs = await ctx.attacker.api.webhookLogs({ size: 100, eventType: 'cash_in' });
     const floodErrors: Record<string, number> = {};
-    for (const l of logs.body.data as { error: string | null }[]) floodErrors[l.error ?? 'ok'] = (floodErrors[l.error ?? 'ok'] ?? 0) + 1;
+    for (const l of logs.data) floodErrors[l.error ?? 'ok'] = (floodErrors[l.error ?? 'ok'] ?? 0) + 1;
     return {
       floodPix: flood.size,
       floodUrls: FLOOD_URLS,
       slowDelayMs: SLOW_RECEIVER_DELAY_MS,
       floodRequests,
-      floodAttempts: (logs.body.metadata as { total: number }).total,
+      floodAttempts: logs.metadata.total,
       floodErrors,
       victimSent: victim.size,
       victimLags,
     };
   } finally {
     for (const [account, id] of [...attackerIds.map((id) => [ctx.attacker, id] as const), [ctx.victim, victimId] as const]) {
-      await call(ctx.http, { method: 'PATCH', path: `/api/webhooks/${id}`, headers: account.headers, body: { isActive: false } });
+      await ctx.http.send(account.api.request('PATCH', `/api/webhooks/${id}`, { isActive: false }));
     }
   }
 }

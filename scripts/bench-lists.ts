@@ -3,9 +3,9 @@
 // spread over all of them) while another account's GET /balance is offered at a fixed rate. What
 // counts is the other account's latency and that it is never refused: one account's reads must
 // not take the database from the others (docs/decisions/0002-list-isolation.md).
-import type { Pool } from 'undici';
-import { withClient } from './bench-db.ts';
-import { closedLoop, openLoop, type LoadResult, type OpenLoopResult, type Request } from './bench-load.ts';
+import { closedLoop, openLoop, type LoadResult, type OpenLoopResult } from './bench-load.ts';
+import type { ApiClient, ApiRequest } from './lib/api-client.ts';
+import { withClient } from './lib/pg.ts';
 
 export interface IsolationSettings {
   /** Charges of the listing account, over the last 30 days. */
@@ -57,7 +57,7 @@ function heavyList(account: IsolationAccount, charges: number) {
   const fim = new Date();
   const inicio = new Date(fim.getTime() - 30 * 86_400_000 - 60_000);
   const pages = Math.max(1, Math.ceil(charges / 1000));
-  return (worker: number, i: number): Request => ({
+  return (worker: number, i: number): ApiRequest => ({
     method: 'GET',
     path: `/cob?inicio=${inicio.toISOString()}&fim=${fim.toISOString()}&paginacao.itensPorPagina=1000&paginacao.paginaAtual=${(worker * 7 + i) % pages}`,
     headers: account.headers,
@@ -69,8 +69,8 @@ function heavyList(account: IsolationAccount, charges: number) {
  * the attacker's charges as fast as they are answered (from a second before the measured run to
  * its end).
  */
-export async function listIsolation(http: Pool, openHttp: Pool, reader: IsolationAccount, lister: IsolationAccount, s: IsolationSettings): Promise<IsolationResult> {
-  const balance = (): Request => ({ method: 'GET', path: '/balance', headers: reader.headers });
+export async function listIsolation(http: ApiClient, openHttp: ApiClient, reader: IsolationAccount, lister: IsolationAccount, s: IsolationSettings): Promise<IsolationResult> {
+  const balance = (): ApiRequest => ({ method: 'GET', path: '/balance', headers: reader.headers });
   const atRate = () => openLoop(openHttp, { rate: s.victimRate, seconds: s.seconds, cap: 2000 }, balance, undefined, 200);
   await openLoop(openHttp, { rate: s.victimRate, seconds: 1, cap: 2000 }, balance, undefined, 200);
   const alone = await atRate();

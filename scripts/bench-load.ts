@@ -2,42 +2,8 @@
 // the previous one is answered), an open loop (requests leave on a schedule whatever the answers)
 // and a burst (N requests at the same moment, each on a connection of its own).
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { Client, type Dispatcher } from 'undici';
-
-export interface Request {
-  method: 'GET' | 'POST' | 'PATCH';
-  path: string;
-  headers: Record<string, string>;
-  body?: unknown;
-}
-
-export interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-  /** Retry-After of the answer, if any. */
-  retryAfter: string | undefined;
-}
-
-export async function call(http: Dispatcher, req: Request): Promise<Answer> {
-  const res = await http.request({
-    method: req.method,
-    path: req.path,
-    headers: { ...req.headers, ...(req.body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(req.body === undefined ? {} : { body: JSON.stringify(req.body) }),
-  });
-  const text = await res.body.text();
-  const retryAfter = res.headers['retry-after'];
-  let body: Record<string, unknown> | undefined;
-  return {
-    status: res.statusCode,
-    // Parsed when read: most loads only count statuses, and the generator's CPU is the machine's.
-    get body() {
-      body ??= text ? (JSON.parse(text) as Record<string, unknown>) : {};
-      return body;
-    },
-    retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
-  };
-}
+import { Client } from 'undici';
+import { ApiClient, undiciTransport, type ApiAnswer, type ApiRequest } from './lib/api-client.ts';
 
 /** The p-th percentile of ascending values (Infinity stands for "never arrived"). */
 export function percentile(sorted: readonly number[], p: number): number {
@@ -65,10 +31,10 @@ function count(statuses: Map<string, number>, key: string | number): void {
 
 /** `workers` clients, each sending its next request as soon as the previous one is answered. */
 export async function closedLoop(
-  http: Dispatcher,
+  api: ApiClient,
   workers: number,
   seconds: number,
-  request: (worker: number, i: number) => Request,
+  request: (worker: number, i: number) => ApiRequest,
   okStatus = 201,
 ): Promise<LoadResult> {
   const latencies: number[] = [];
@@ -80,7 +46,7 @@ export async function closedLoop(
       for (let i = 0; performance.now() < deadline; i++) {
         const started = performance.now();
         try {
-          const res = await call(http, request(worker, i));
+          const res = await api.send(request(worker, i));
           if (res.status === okStatus) latencies.push(performance.now() - started);
           count(statuses, res.status);
         } catch (error) {
@@ -112,6 +78,65 @@ export interface OpenLoopResult extends LoadResult {
   generatorDelayMax: number;
 }
 
+interface Offered {
+  /** Latencies from the scheduled send, ms: of the answers with the expected status, and of all. */
+  okLatencies: number[];
+  all: number[];
+  statuses: Map<string, number>;
+  notSent: number;
+  /** performance.now() of the start and of the last answer. */
+  start: number;
+  lastAnswer: number;
+}
+
+/** Sends request i at start + i / rate whatever the answers (up to `cap` outstanding), recording each answer. */
+function offer(
+  api: ApiClient,
+  options: { rate: number; seconds: number; cap: number },
+  request: (i: number) => ApiRequest,
+  onAnswer: ((i: number, answer: ApiAnswer) => void) | undefined,
+  okStatus: number,
+): Promise<Offered> {
+  const { rate, seconds, cap } = options;
+  const total = Math.round(rate * seconds);
+  const start = performance.now();
+  const o: Offered = { okLatencies: [], all: [], statuses: new Map(), notSent: 0, start, lastAnswer: start };
+  let next = 0;
+  let outstanding = 0;
+  return new Promise<Offered>((resolve) => {
+    const send = (i: number, scheduled: number) => {
+      outstanding++;
+      api
+        .send(request(i))
+        .then(
+          (answer) => {
+            o.lastAnswer = performance.now();
+            o.all.push(o.lastAnswer - scheduled);
+            if (answer.status === okStatus) o.okLatencies.push(o.lastAnswer - scheduled);
+            count(o.statuses, answer.status);
+            onAnswer?.(i, answer);
+          },
+          (error: unknown) => count(o.statuses, (error as { code?: string }).code ?? 'error'),
+        )
+        .finally(() => {
+          outstanding--;
+          if (next >= total && outstanding === 0) resolve(o);
+        });
+    };
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
+      while (next < due) {
+        const i = next++;
+        if (outstanding >= cap) o.notSent++;
+        else send(i, start + (i * 1000) / rate);
+      }
+      if (next < total) setTimeout(tick, 1);
+      else if (outstanding === 0) resolve(o);
+    };
+    tick();
+  });
+}
+
 /**
  * Offers `rate` requests per second for `seconds`: request i leaves at start + i / rate whatever
  * the answers (up to `cap` outstanding; beyond, it is counted as not sent). Latency runs from the
@@ -119,74 +144,34 @@ export interface OpenLoopResult extends LoadResult {
  * for it (coordinated omission).
  */
 export async function openLoop(
-  http: Dispatcher,
+  api: ApiClient,
   options: { rate: number; seconds: number; cap: number },
-  request: (i: number) => Request,
-  onAnswer?: (i: number, answer: Answer) => void,
+  request: (i: number) => ApiRequest,
+  onAnswer?: (i: number, answer: ApiAnswer) => void,
   okStatus = 201,
 ): Promise<OpenLoopResult> {
-  const { rate, seconds, cap } = options;
-  const total = Math.round(rate * seconds);
-  const okLatencies: number[] = [];
-  const all: number[] = [];
-  const statuses = new Map<string, number>();
-  let next = 0;
-  let outstanding = 0;
-  let notSent = 0;
   const startedAt = new Date();
-  const start = performance.now();
-  let lastAnswer = start;
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
-  await new Promise<void>((resolve) => {
-    const send = (i: number, scheduled: number) => {
-      outstanding++;
-      call(http, request(i))
-        .then(
-          (answer) => {
-            lastAnswer = performance.now();
-            all.push(lastAnswer - scheduled);
-            if (answer.status === okStatus) okLatencies.push(lastAnswer - scheduled);
-            count(statuses, answer.status);
-            onAnswer?.(i, answer);
-          },
-          (error: unknown) => count(statuses, (error as { code?: string }).code ?? 'error'),
-        )
-        .finally(() => {
-          outstanding--;
-          if (next >= total && outstanding === 0) resolve();
-        });
-    };
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-      while (next < due) {
-        const i = next++;
-        if (outstanding >= cap) notSent++;
-        else send(i, start + (i * 1000) / rate);
-      }
-      if (next < total) setTimeout(tick, 1);
-      else if (outstanding === 0) resolve();
-    };
-    tick();
-  });
+  const o = await offer(api, options, request, onAnswer, okStatus);
   delay.disable();
   const endedAt = new Date();
-  okLatencies.sort((a, b) => a - b);
-  all.sort((a, b) => a - b);
-  const elapsed = Math.max(seconds, (lastAnswer - start) / 1000);
+  o.okLatencies.sort((a, b) => a - b);
+  o.all.sort((a, b) => a - b);
+  const elapsed = Math.max(options.seconds, (o.lastAnswer - o.start) / 1000);
   return {
-    ok: okLatencies.length,
-    seconds,
-    rate: okLatencies.length / elapsed,
-    p50: percentile(okLatencies, 50),
-    p99: percentile(okLatencies, 99),
-    statuses: Object.fromEntries(statuses),
+    ok: o.okLatencies.length,
+    seconds: options.seconds,
+    rate: o.okLatencies.length / elapsed,
+    p50: percentile(o.okLatencies, 50),
+    p99: percentile(o.okLatencies, 99),
+    statuses: Object.fromEntries(o.statuses),
     startedAt,
     endedAt,
-    offered: total,
-    notSent,
+    offered: Math.round(options.rate * options.seconds),
+    notSent: o.notSent,
     elapsed,
-    p99All: percentile(all, 99),
+    p99All: percentile(o.all, 99),
     generatorDelayP99: delay.percentile(99) / 1e6,
     generatorDelayMax: delay.max / 1e6,
   };
@@ -211,11 +196,12 @@ export interface BurstResult {
  * GET of `warmPath`), so that what is measured is the service's answer to the burst and not the
  * kernel's accept queue. Each request gives up after `timeoutMs`.
  */
-export async function burst(origin: string, n: number, request: (i: number) => Request, warmPath: string, timeoutMs = 30_000): Promise<BurstResult> {
-  const clients = Array.from({ length: n }, () => new Client(origin, { pipelining: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }));
+export async function burst(origin: string, n: number, request: (i: number) => ApiRequest, warmPath: string, timeoutMs = 30_000): Promise<BurstResult> {
+  const connections = Array.from({ length: n }, () => new Client(origin, { pipelining: 1, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }));
+  const clients = connections.map((c) => new ApiClient(undiciTransport(c)));
   try {
     for (let i = 0; i < n; i += 100) {
-      await Promise.all(clients.slice(i, i + 100).map((c) => call(c, { method: 'GET', path: warmPath, headers: {} })));
+      await Promise.all(clients.slice(i, i + 100).map((c) => c.send({ method: 'GET', path: warmPath })));
     }
     const statuses = new Map<string, number>();
     const refused: number[] = [];
@@ -227,13 +213,13 @@ export async function burst(origin: string, n: number, request: (i: number) => R
     await Promise.all(
       clients.map(async (c, i) => {
         try {
-          const answer = await call(c, requests[i]!);
+          const answer = await c.send(requests[i]!);
           const ms = performance.now() - start;
           last = Math.max(last, ms);
           count(statuses, answer.status);
           if (answer.status === 503) {
             refused.push(ms);
-            if (answer.retryAfter !== undefined) withRetryAfter++;
+            if (answer.headers['retry-after'] !== undefined) withRetryAfter++;
           } else if (answer.status === 201) accepted.push(ms);
         } catch (error) {
           count(statuses, (error as { code?: string }).code ?? 'error');
@@ -252,6 +238,6 @@ export async function burst(origin: string, n: number, request: (i: number) => R
       withRetryAfter,
     };
   } finally {
-    await Promise.all(clients.map((c) => c.close()));
+    await Promise.all(connections.map((c) => c.close()));
   }
 }

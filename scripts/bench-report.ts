@@ -167,16 +167,10 @@ const openRow = (label: string, o: OpenLoopResult, offeredRate: number): Row => 
 });
 const atRate = (label: string, r: ReadsAtRate): Row => ({ ...openRow(label, r, r.offeredRate), costs: r });
 
-function rows(r: Results): Row[] {
+/** The two references and the balance reads compared with the HTTP one. */
+function referenceRows(r: Results): Row[] {
   const s = r.settings;
   const balanceRatio = r.balances.rate / r.hello.reference;
-  const spreadRatio = r.spread.rate / r.reference;
-  const hotInRatio = r.hotIn.rate / r.spreadIn.rate;
-  const hotInSettledRatio = r.hotIn.settled / r.spreadIn.settled;
-  const highP99 = percentile(r.high, 99);
-  const webhookP99 = percentile(r.webhookLags, 99);
-  const refused = r.overload.statuses['503'] ?? 0;
-  const onlyStatuses = Object.keys(r.overload.statuses).every((k) => /^\d+$/.test(k));
   return [
     {
       label:
@@ -208,6 +202,16 @@ function rows(r: Results): Row[] {
       statuses: r.balances.statuses,
     },
     atRate(`the same reads offered at a fixed rate, ${s.openShare} × the closed loop's`, r.balancesOpen),
+  ];
+}
+
+/** The closed-loop transfer runs, against pgbench and against each other. */
+function closedTransferRows(r: Results): Row[] {
+  const s = r.settings;
+  const spreadRatio = r.spread.rate / r.reference;
+  const hotInRatio = r.hotIn.rate / r.spreadIn.rate;
+  const hotInSettledRatio = r.hotIn.settled / r.spreadIn.settled;
+  return [
     transferRow(
       `POST /dict/pix over ${s.accounts} accounts`,
       r.spread,
@@ -226,6 +230,15 @@ function rows(r: Results): Row[] {
       `${ratio(hotInRatio)} × internal spread (settled ${ratio(hotInSettledRatio)} ×)`,
       `≥ 0.8 × internal spread, accepted and settled: ${verdict(Math.min(hotInRatio, hotInSettledRatio) >= 0.8)}`,
     ),
+  ];
+}
+
+/** The open loops of transfers, then the lags of HIGH settlement and of webhooks. */
+function openTransferRows(r: Results): Row[] {
+  const s = r.settings;
+  const highP99 = percentile(r.high, 99);
+  const webhookP99 = percentile(r.webhookLags, 99);
+  return [
     {
       ...transferRow(
         `POST /dict/pix, open loop, ${s.rate}/s offered, ${Math.round(s.highFraction * 100)}% HIGH, webhooks ${s.webhooks ? 'on' : 'off'} ` +
@@ -259,9 +272,15 @@ function rows(r: Results): Row[] {
           target: `p99 < 1000 ms: ${verdict(webhookP99 < 1000)}`,
         }
       : { label: 'webhook lag: not measured (BENCH_WEBHOOKS=0)' },
-    fairnessRow(r.fairness),
-    ...listRows({ lists: r.lists, listsOpen: r.listsOpen, clients: s.listClients, rows: s.listRows, share: s.openShare }),
-    ...isolationRows(r.isolation),
+  ];
+}
+
+/** The burst of transfers and the flood of token requests. */
+function overloadRows(r: Results): Row[] {
+  const s = r.settings;
+  const refused = r.overload.statuses['503'] ?? 0;
+  const onlyStatuses = Object.keys(r.overload.statuses).every((k) => /^\d+$/.test(k));
+  return [
     {
       label: `overload: ${s.burst} POST /dict/pix at once (latency of the 503s)`,
       ratio: `${refused} × 503 of ${s.burst}`,
@@ -280,6 +299,19 @@ function rows(r: Results): Row[] {
       p99: r.tokens.refusedP99,
       statuses: r.tokens.statuses,
     },
+  ];
+}
+
+function rows(r: Results): Row[] {
+  const s = r.settings;
+  return [
+    ...referenceRows(r),
+    ...closedTransferRows(r),
+    ...openTransferRows(r),
+    fairnessRow(r.fairness),
+    ...listRows({ lists: r.lists, listsOpen: r.listsOpen, clients: s.listClients, rows: s.listRows, share: s.openShare }),
+    ...isolationRows(r.isolation),
+    ...overloadRows(r),
   ];
 }
 

@@ -18,21 +18,21 @@
 //
 // `npm run bench -- --write docs/performance.md` also writes that page: its fixed text, then what
 // was printed, under the run's date and machine (scripts/bench-page.ts).
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
-import { issueCertificate } from '../src/lib/certificate-authority.ts';
-import { cpfCheckDigits } from '../src/lib/document.ts';
-import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes, withClient } from './bench-db.ts';
+import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes } from './bench-db.ts';
 import { listIsolation, seedCharges } from './bench-lists.ts';
-import { burst, call, closedLoop, openLoop, type Request } from './bench-load.ts';
+import { burst, closedLoop, openLoop } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
 import { performancePage, type Machine } from './bench-page.ts';
 import { printFairness, report, reportIsolation, type Results } from './bench-report.ts';
+import { ApiClient, undiciTransport, type AccountApi, type ApiRequest } from './lib/api-client.ts';
+import { withClient } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
+import { provisionAccount } from './lib/provision.ts';
 import { arrivals, startReceiver, type Receiver } from './lib/receivers.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -77,16 +77,10 @@ const ISOLATION = {
 /** Spread transfer runs (each between two pgbench runs) and balance runs (each between two hello-world runs); the median is reported. */
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const ADMIN = 'bench-admin-token-0123456789';
-const ADMIN_AUTH = { authorization: `Bearer ${ADMIN}` };
 /** A key at another institution, with its owner's document (HIGH needs it). */
 const EXTERNAL_KEY = 'bench-receiver@example.com';
 const EXTERNAL_DOCUMENT = '11222333000181';
 const HELLO = new URL('./bench-hello.ts', import.meta.url).pathname;
-
-function cpf(n: number): string {
-  const base = String(100_000_000 + n).slice(-9);
-  return base + cpfCheckDigits(base);
-}
 
 function startService(url: string, caFile: string) {
   return startChild([...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), MAIN, 'serve'], {
@@ -105,45 +99,32 @@ interface Account {
   /** Its EVP key. */
   key: string;
   headers: Record<string, string>;
+  api: AccountApi;
   /** What it asks for a token with. */
-  tokenRequest: Request;
+  tokenRequest: ApiRequest;
 }
-
-const post = (http: Pool, path: string, headers: Record<string, string>, body: unknown) => call(http, { method: 'POST', path, headers, body });
 
 /** An account with a linked certificate, an EVP key, R$ 100,000,000.00 and (unless told not to) a token. */
-async function provision(http: Pool, n: number, withToken = true): Promise<Account> {
-  const account = await post(http, '/admin/accounts', ADMIN_AUTH, { name: `Bench ${n}`, document: cpf(n) });
-  const accountId = account.body.accountId as number;
-  const cert = await issueCertificate({ commonName: `bench-${n}` });
-  await post(http, `/admin/accounts/${accountId}/certificates`, ADMIN_AUTH, { pem: cert.certPem });
-  const key = await post(http, `/admin/accounts/${accountId}/pix-keys`, ADMIN_AUTH, { type: 'evp' });
-  await post(http, '/sandbox/pix/incoming', ADMIN_AUTH, { pixKey: key.body.key, amount: '100000000.00', payer: { name: 'Funding', document: '52998224725' } });
-  const certHeader = encodeURIComponent(cert.certPem);
-  const tokenRequest: Request = {
-    method: 'POST',
-    path: '/api/auth/token',
-    headers: { 'x-ssl-client-cert': certHeader },
-    body: { clientId: account.body.clientId, clientSecret: account.body.clientSecret },
-  };
-  const token = withToken ? await call(http, tokenRequest) : { body: { access_token: '' } };
-  return { accountId, key: key.body.key as string, headers: { authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': certHeader }, tokenRequest };
+async function provision(http: ApiClient, n: number, withToken = true): Promise<Account> {
+  const a = await provisionAccount(http, ADMIN, { name: `Bench ${n}`, commonName: `bench-${n}`, fund: '100000000.00', token: withToken });
+  return { accountId: a.accountId, key: a.key!, headers: a.headers, api: a.api, tokenRequest: http.tokenRequest(a, a.cert.header) };
 }
 
-function transfer(from: Account, pixKey = EXTERNAL_KEY, high = false): Request {
-  return {
-    method: 'POST',
-    path: '/dict/pix',
-    headers: { ...from.headers, 'x-idempotency-key': randomUUID() },
-    body: { pixKey, payment: { currency: 'BRL', amount: 1.23 }, ...(high ? { priority: 'HIGH', creditorDocument: EXTERNAL_DOCUMENT } : {}) },
-  };
+function transfer(from: Account, pixKey = EXTERNAL_KEY, high = false): ApiRequest {
+  return from.api.transferRequest({ pixKey, payment: { currency: 'BRL', amount: 1.23 }, ...(high ? { priority: 'HIGH', creditorDocument: EXTERNAL_DOCUMENT } : {}) });
+}
+
+/** A client over a pool of `connections` to the service (or to `origin`), and how to close it. */
+function pool(connections: number, origin = `http://127.0.0.1:${PORT}`): { api: ApiClient; close: () => Promise<void> } {
+  const http = new Pool(origin, { connections, pipelining: 1 });
+  return { api: new ApiClient(undiciTransport(http)), close: () => http.close() };
 }
 
 interface Bench {
   url: string;
   /** The service's process id, whose CPU is counted. */
   pid: number;
-  http: Pool;
+  http: ApiClient;
   accounts: Account[];
 }
 
@@ -193,10 +174,11 @@ async function roundsBeside<R extends { rate: number }, F extends { rate: number
  */
 async function httpRuns(b: Bench) {
   const hello = await startChild([HELLO], { PORT: '0' });
-  const helloHttp = new Pool(`http://127.0.0.1:${hello.port}`, { connections: CLIENTS + 4, pipelining: 1 });
-  const helloGet = (): Request => ({ method: 'GET', path: '/', headers: {} });
+  const helloPool = pool(CLIENTS + 4, `http://127.0.0.1:${hello.port}`);
+  const helloHttp = helloPool.api;
+  const helloGet = (): ApiRequest => ({ method: 'GET', path: '/', headers: {} });
   const pick = spreadPick(b);
-  const balancesGet = (worker: number, i: number): Request => ({ method: 'GET', path: '/accounts/balances', headers: pick(worker, i).headers });
+  const balancesGet = (worker: number, i: number): ApiRequest => ({ method: 'GET', path: '/accounts/balances', headers: pick(worker, i).headers });
   try {
     await closedLoop(helloHttp, CLIENTS, 1, helloGet, 200);
     await closedLoop(b.http, CLIENTS, 1, balancesGet, 200);
@@ -209,7 +191,7 @@ async function httpRuns(b: Bench) {
     // The hello-world run just before the median round stands for its latencies and costs.
     return { hello: { ...median.referenceRuns[0], reference: median.reference, referenceRuns: referenceRates, rounds }, balances: median.run, balancesOpen };
   } finally {
-    await helloHttp.close();
+    await helloPool.close();
     await stopChild(hello.child);
   }
 }
@@ -219,14 +201,14 @@ async function httpRuns(b: Bench) {
  * the latency of reads when the machine is not saturated, beside the closed loop's, which is
  * mostly queueing on two cores. Each request is sent as client i % CLIENTS would.
  */
-async function readsAtRate(b: Bench, rate: number, request: (worker: number, i: number) => Request, seconds = SECONDS) {
+async function readsAtRate(b: Bench, rate: number, request: (worker: number, i: number) => ApiRequest, seconds = SECONDS) {
   const offer = (i: number) => request(i % CLIENTS, Math.floor(i / CLIENTS));
-  const openHttp = new Pool(`http://127.0.0.1:${PORT}`, { connections: OPEN_CAP, pipelining: 1 });
+  const open = pool(OPEN_CAP);
   try {
-    await openLoop(openHttp, { rate, seconds: 1, cap: OPEN_CAP }, offer, undefined, 200);
-    return { offeredRate: rate, ...(await measured(b.url, b.pid, () => openLoop(openHttp, { rate, seconds, cap: OPEN_CAP }, offer, undefined, 200))) };
+    await openLoop(open.api, { rate, seconds: 1, cap: OPEN_CAP }, offer, undefined, 200);
+    return { offeredRate: rate, ...(await measured(b.url, b.pid, () => openLoop(open.api, { rate, seconds, cap: OPEN_CAP }, offer, undefined, 200))) };
   } finally {
-    await openHttp.close();
+    await open.close();
   }
 }
 
@@ -242,9 +224,9 @@ async function tokenFlood(b: Bench, fresh: Account) {
     return { ...r, headers: { ...r.headers, 'x-forwarded-for': `198.18.${i >> 8}.${i & 255}` }, body: { ...(r.body as object), clientSecret: `wrong-${i}` } };
   }, '/health');
   await new Promise((resolve) => setTimeout(resolve, 200));
-  const timed = async (r: Request) => {
+  const timed = async (r: ApiRequest) => {
     const started = performance.now();
-    const answer = await call(b.http, r);
+    const answer = await b.http.send(r);
     return { status: answer.status, ms: performance.now() - started };
   };
   const [again, first] = await Promise.all([timed(b.accounts[0]!.tokenRequest), timed(fresh.tokenRequest)]);
@@ -257,7 +239,7 @@ async function settledPerSecond(url: string, run: { startedAt: Date; endedAt: Da
 }
 
 /** A closed-loop transfer run, then how many settled during it, the queue at its end and the time to empty it. */
-async function transferRun(b: Bench, pick: (worker: number, i: number) => Request) {
+async function transferRun(b: Bench, pick: (worker: number, i: number) => ApiRequest) {
   const run = await measured(b.url, b.pid, () => closedLoop(b.http, CLIENTS, SECONDS, pick));
   const backlog = await queued(b.url);
   const settled = await settledPerSecond(b.url, run);
@@ -296,13 +278,12 @@ async function withWebhooks<T>(b: Bench, receiver: Receiver, fn: (registered: nu
   const registrations: { account: Account; id: number }[] = [];
   try {
     for (const account of WEBHOOKS ? b.accounts : []) {
-      const res = await post(b.http, '/api/webhooks', account.headers, { url: `${receiver.origin}/cash_out`, eventType: 'cash_out' });
-      if (res.status !== 201) throw new Error(`webhook registration: ${res.status} ${JSON.stringify(res.body)}`);
-      registrations.push({ account, id: res.body.id as number });
+      const { id } = await account.api.registerWebhook({ url: `${receiver.origin}/cash_out`, eventType: 'cash_out' });
+      registrations.push({ account, id });
     }
     return await fn(registrations.length);
   } finally {
-    for (const r of registrations) await call(b.http, { method: 'PATCH', path: `/api/webhooks/${r.id}`, headers: r.account.headers, body: { isActive: false } });
+    for (const r of registrations) await b.http.send(r.account.api.request('PATCH', `/api/webhooks/${r.id}`, { isActive: false }));
   }
 }
 
@@ -311,7 +292,8 @@ async function withWebhooks<T>(b: Bench, receiver: Receiver, fn: (registered: nu
  * costs counted until settled and delivered.
  */
 async function openRun(b: Bench, receiver: Receiver, rate: number, registered: number) {
-  const openHttp = new Pool(`http://127.0.0.1:${PORT}`, { connections: OPEN_CAP, pipelining: 1 });
+  const openPool = pool(OPEN_CAP);
+  const openHttp = openPool.api;
   const isHigh = (i: number) => HIGH_FRACTION > 0 && i % Math.max(1, Math.round(1 / HIGH_FRACTION)) === 0;
   const offer = (i: number) => transfer(b.accounts[i % b.accounts.length]!, EXTERNAL_KEY, isHigh(i));
   // A second of warm-up at the same rate, as the closed loops have, settled and delivered before
@@ -342,7 +324,7 @@ async function openRun(b: Bench, receiver: Receiver, rate: number, registered: n
     const delivered = WEBHOOKS ? await arrivals(receiver, accepted, WEBHOOK_WAIT_MS, since) : { first: new Map<string, number>(), waitedMs: 0, received: 0 };
     return { ...run, backlog, settled, drain, delivered };
   });
-  await openHttp.close();
+  await openPool.close();
 
   const times = await settlementTimes(b.url, [...accepted]);
   const processed = (e2e: string) => times.get(e2e)?.processedMs ?? null;
@@ -373,18 +355,18 @@ async function openRun(b: Bench, receiver: Receiver, rate: number, registered: n
 async function isolationRun(b: Bench) {
   const lister = await provision(b.http, ACCOUNTS + 3);
   await seedCharges(b.url, lister.accountId, ISOLATION.charges, ISOLATION.otherCharges);
-  const openHttp = new Pool(`http://127.0.0.1:${PORT}`, { connections: OPEN_CAP, pipelining: 1 });
+  const open = pool(OPEN_CAP);
   try {
-    return await listIsolation(b.http, openHttp, b.accounts[2 % b.accounts.length]!, lister, { ...ISOLATION, seconds: SECONDS });
+    return await listIsolation(b.http, open.api, b.accounts[2 % b.accounts.length]!, lister, { ...ISOLATION, seconds: SECONDS });
   } finally {
-    await openHttp.close();
+    await open.close();
   }
 }
 
 /** GET /api/transactions of one account with LIST_ROWS more rows in the table: closed loop, then at a fixed rate. */
 async function listRuns(b: Bench) {
   await seedTransactions(b.url, b.accounts[1]!.accountId, LIST_ROWS);
-  const listGet = (): Request => ({ method: 'GET', path: '/api/transactions?size=20', headers: b.accounts[1]!.headers });
+  const listGet = (): ApiRequest => ({ method: 'GET', path: '/api/transactions?size=20', headers: b.accounts[1]!.headers });
   const listSeconds = Math.min(SECONDS, 5);
   await closedLoop(b.http, LIST_CLIENTS, 1, listGet, 200);
   const lists = await measured(b.url, b.pid, () => closedLoop(b.http, LIST_CLIENTS, listSeconds, listGet, 200));
@@ -414,9 +396,64 @@ async function withPgbench<T>(fn: (reference: PgbenchDatabase) => Promise<T>): P
 /** The fairness scenario: the first account floods the slow receiver, the second one's lag is measured. */
 function fairness(b: Bench, fast: Receiver, slow: Receiver) {
   const [attacker, victim] = b.accounts as [Account, Account];
-  return fairnessRun({ http: b.http, adminAuth: ADMIN_AUTH, attacker, victim, fast, slow });
+  return fairnessRun({ http: b.http, operator: b.http.operator(ADMIN), attacker, victim, fast, slow });
 }
 
+interface Receivers {
+  receiver: Receiver;
+  /** Answers each webhook SLOW_RECEIVER_DELAY_MS late (the fairness scenario's). */
+  slow: Receiver;
+  /** Both receivers' CAs, in the one file the service trusts. */
+  caFile: string;
+  close(): Promise<void>;
+}
+
+async function startReceivers(): Promise<Receivers> {
+  const receiver = await startReceiver();
+  const slow = await startReceiver(SLOW_RECEIVER_DELAY_MS);
+  const caDir = mkdtempSync(join(tmpdir(), 'pix-bench-'));
+  const caFile = join(caDir, 'receivers.pem');
+  writeFileSync(caFile, readFileSync(receiver.caFile, 'utf8') + readFileSync(slow.caFile, 'utf8'));
+  const close = async () => {
+    await receiver.close();
+    await slow.close();
+    rmSync(caDir, { recursive: true, force: true });
+  };
+  return { receiver, slow, caFile, close };
+}
+
+/** The scenario BENCH_ONLY names, alone; false when it names none. */
+async function runOnly(b: Bench, { receiver, slow }: Receivers): Promise<boolean> {
+  if (ONLY === 'isolation' || ONLY === 'lists') {
+    const only = ONLY === 'lists' ? await listRuns(b) : null;
+    reportIsolation(await isolationRun(b), only);
+  } else if (ONLY === 'fairness') {
+    printFairness(await fairness(b, receiver, slow));
+  } else if (ONLY === 'open') {
+    const [open] = await withWebhooks(b, receiver, async (registered) => [await openRun(b, receiver, RATE, registered)]);
+    printOpen(RATE, open!);
+  } else return false;
+  return true;
+}
+
+const settings = (url: string) => ({
+  clients: CLIENTS,
+  seconds: SECONDS,
+  accounts: ACCOUNTS,
+  settlementDelayMs: SETTLEMENT_DELAY_MS,
+  rate: RATE,
+  openCap: OPEN_CAP,
+  highFraction: HIGH_FRACTION,
+  burst: BURST,
+  tokenFlood: TOKEN_FLOOD,
+  webhooks: WEBHOOKS,
+  listRows: LIST_ROWS,
+  listClients: LIST_CLIENTS,
+  openShare: OPEN_SHARE,
+  database: url.replace(/\/\/.*@/, '//'),
+});
+
+/** Every run, in order, then the report; exit code 1 if an invariant breaks. */
 /** What the run was measured on, for the written page. */
 async function machine(url: string, loadAtStart: number): Promise<Machine> {
   const postgres = await withClient(url, (c) => c.query<{ server_version: string }>('show server_version'));
@@ -431,110 +468,79 @@ async function machine(url: string, loadAtStart: number): Promise<Machine> {
   };
 }
 
+/** Prints the report and, with --write, writes the page; a broken ledger fails the run. */
+async function finish(b: Bench, results: Results, startedAt: Date, loadAtStart: number): Promise<void> {
+  report(results);
+  if (WRITE !== undefined) {
+    writeFileSync(WRITE, performancePage({ startedAt, endedAt: new Date(), machine: await machine(b.url, loadAtStart), results }));
+    console.log(`\nwritten to ${WRITE}`);
+  }
+  const { check } = results;
+  if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
+}
+
+async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Account, startedAt: Date, loadAtStart: number): Promise<void> {
+  const web = await httpRuns(b);
+  const transfers = await withPgbench((reference) => transferRuns(b, hotReceiver, reference));
+  // The open loop at the target rate, then at a share of what the machine did closed-loop: on a
+  // machine whose capacity is near (or under) the target rate, the first measures queueing, the
+  // second what the service's latency is when it is not saturated.
+  const belowRate = Math.round(OPEN_SHARE * transfers.spread.rate);
+  const [open, below] = await withWebhooks(b, receiver, async (registered) => [
+    await openRun(b, receiver, RATE, registered),
+    await openRun(b, receiver, belowRate, registered),
+  ]);
+  const unfair = await fairness(b, receiver, slow);
+
+  // 6. Overload: a burst far above capacity.
+  const overload = await burst(`http://127.0.0.1:${PORT}`, BURST, (i) => transfer(b.accounts[i % b.accounts.length]!), '/health');
+  const overloadDrain = await drained(b.url);
+  const tokens = await tokenFlood(b, await provision(b.http, ACCOUNTS + 2, false));
+
+  // The ledger invariants, then lists over a large table.
+  const check = await invariants(b.url);
+  const { lists, listsOpen } = await listRuns(b);
+  const isolation = await isolationRun(b);
+
+  await finish(b, {
+    settings: settings(b.url),
+    ...web,
+    ...transfers,
+    ...open,
+    below: { rate: belowRate, share: OPEN_SHARE, open: below.open, high: below.high, webhookLags: below.webhookLags },
+    overload: { ...overload, drain: overloadDrain },
+    tokens,
+    lists,
+    listsOpen,
+    isolation,
+    fairness: unfair,
+    check,
+  }, startedAt, loadAtStart);
+}
+
 async function main() {
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
-  const receiver = await startReceiver();
-  const slow = await startReceiver(SLOW_RECEIVER_DELAY_MS);
-  // The service trusts both receivers' CAs, from one file.
-  const caDir = mkdtempSync(join(tmpdir(), 'pix-bench-'));
-  const caFile = join(caDir, 'receivers.pem');
-  writeFileSync(caFile, readFileSync(receiver.caFile, 'utf8') + readFileSync(slow.caFile, 'utf8'));
-  const closeReceivers = async () => {
-    await receiver.close();
-    await slow.close();
-    rmSync(caDir, { recursive: true, force: true });
-  };
+  const receivers = await startReceivers();
   const name = `pix_bench_${Date.now()}`;
   await withClient(SERVER, (c) => c.query(`create database ${name}`));
   const url = databaseUrl(SERVER, name);
-  const { child: service } = await startService(url, caFile).catch(async (error: unknown) => {
-    await closeReceivers();
+  const { child: service } = await startService(url, receivers.caFile).catch(async (error: unknown) => {
+    await receivers.close();
     throw error;
   });
-  const http = new Pool(`http://127.0.0.1:${PORT}`, { connections: CLIENTS + 4, pipelining: 1 });
+  const http = pool(CLIENTS + 4);
   try {
-    await post(http, '/sandbox/dict/keys', ADMIN_AUTH, { key: EXTERNAL_KEY, name: 'Bench Receiver', document: EXTERNAL_DOCUMENT, ispb: '60746948' });
+    await http.api.operator(ADMIN).registerExternalKey({ key: EXTERNAL_KEY, name: 'Bench Receiver', document: EXTERNAL_DOCUMENT, ispb: '60746948' });
     const accounts: Account[] = [];
-    for (let i = 0; i < ACCOUNTS; i++) accounts.push(await provision(http, i + 1));
-    const hotReceiver = await provision(http, ACCOUNTS + 1);
-    const b: Bench = { url, pid: service.pid!, http, accounts };
-    if (ONLY === 'isolation' || ONLY === 'lists') {
-      const only = ONLY === 'lists' ? await listRuns(b) : null;
-      reportIsolation(await isolationRun(b), only);
-      return;
-    }
-    if (ONLY === 'fairness') {
-      printFairness(await fairness(b, receiver, slow));
-      return;
-    }
-    if (ONLY === 'open') {
-      const [open] = await withWebhooks(b, receiver, async (registered) => [await openRun(b, receiver, RATE, registered)]);
-      printOpen(RATE, open!);
-      return;
-    }
-
-    const web = await httpRuns(b);
-    const transfers = await withPgbench((reference) => transferRuns(b, hotReceiver, reference));
-    // The open loop at the target rate, then at a share of what the machine did closed-loop: on a
-    // machine whose capacity is near (or under) the target rate, the first measures queueing, the
-    // second what the service's latency is when it is not saturated.
-    const belowRate = Math.round(OPEN_SHARE * transfers.spread.rate);
-    const [open, below] = await withWebhooks(b, receiver, async (registered) => [
-      await openRun(b, receiver, RATE, registered),
-      await openRun(b, receiver, belowRate, registered),
-    ]);
-    const unfair = await fairness(b, receiver, slow);
-
-    // 6. Overload: a burst far above capacity.
-    const overload = await burst(`http://127.0.0.1:${PORT}`, BURST, (i) => transfer(accounts[i % accounts.length]!), '/health');
-    const overloadDrain = await drained(url);
-    const tokens = await tokenFlood(b, await provision(http, ACCOUNTS + 2, false));
-
-    // The ledger invariants, then lists over a large table.
-    const check = await invariants(url);
-    const { lists, listsOpen } = await listRuns(b);
-    const isolation = await isolationRun(b);
-
-    const results: Results = {
-      settings: {
-        clients: CLIENTS,
-        seconds: SECONDS,
-        accounts: ACCOUNTS,
-        settlementDelayMs: SETTLEMENT_DELAY_MS,
-        rate: RATE,
-        openCap: OPEN_CAP,
-        highFraction: HIGH_FRACTION,
-        burst: BURST,
-        tokenFlood: TOKEN_FLOOD,
-        webhooks: WEBHOOKS,
-        listRows: LIST_ROWS,
-        listClients: LIST_CLIENTS,
-        openShare: OPEN_SHARE,
-        database: url.replace(/\/\/.*@/, '//'),
-      },
-      ...web,
-      ...transfers,
-      ...open,
-      below: { rate: belowRate, share: OPEN_SHARE, open: below.open, high: below.high, webhookLags: below.webhookLags },
-      overload: { ...overload, drain: overloadDrain },
-      tokens,
-      lists,
-      listsOpen,
-      isolation,
-      fairness: unfair,
-      check,
-    };
-    report(results);
-    if (WRITE !== undefined) {
-      writeFileSync(WRITE, performancePage({ startedAt, endedAt: new Date(), machine: await machine(url, loadAtStart), results }));
-      console.log(`\nwritten to ${WRITE}`);
-    }
-    if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
+    for (let i = 0; i < ACCOUNTS; i++) accounts.push(await provision(http.api, i + 1));
+    const hotReceiver = await provision(http.api, ACCOUNTS + 1);
+    const b: Bench = { url, pid: service.pid!, http: http.api, accounts };
+    if (!(await runOnly(b, receivers))) await runAll(b, receivers, hotReceiver, startedAt, loadAtStart);
   } finally {
     await http.close();
     await stopChild(service);
-    await closeReceivers();
+    await receivers.close();
     await withClient(SERVER, (c) => c.query(`drop database if exists ${name} with (force)`));
   }
 }

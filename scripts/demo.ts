@@ -10,16 +10,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { issueCertificate } from '../src/lib/certificate-authority.ts';
-import { cpfCheckDigits } from '../src/lib/document.ts';
 import { formatCentavos, numberToCentavos } from '../src/lib/money.ts';
-import { startWebhookReceiver, type ReceivedWebhook } from '../test/webhook-receiver.ts';
+import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../test/webhook-receiver.ts';
+import { ApiClient, fetchTransport, type AccountApi, type OperatorApi } from './lib/api-client.ts';
+import { authHeaders, createAccount, linkCertificate, randomCpf } from './lib/provision.ts';
 import { SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
 
 const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 let stepNo = 0;
 const step = (title: string) => console.log(`\n${bold(`${++stepNo}. ${title}`)}`);
 const show = (label: string, value: unknown) => console.log(`   ${label}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+const PAYER = { name: 'Maria Cliente', document: '52998224725' };
 
 async function startService(dataDir: string, caFile: string, adminToken: string): Promise<{ child: ChildProcess; url: string }> {
   const { child, port } = await startChild([SERVICE_MAIN, 'serve'], {
@@ -35,9 +36,114 @@ async function startService(dataDir: string, caFile: string, adminToken: string)
   return { child, url: `http://127.0.0.1:${port}` };
 }
 
-function randomCpf(): string {
-  const base = String(Math.floor(Math.random() * 1e9)).padStart(9, '0');
-  return base + cpfCheckDigits(base);
+interface Demo {
+  client: ApiClient;
+  operator: OperatorApi;
+  receiver: WebhookReceiver;
+}
+
+type VerifiedWebhook = ReceivedWebhook & { payload: { type: string; data: Record<string, unknown> } };
+
+/** Steps 1 and 2: the account, its certificate and key, then a token bound to the certificate. */
+async function openAccount(d: Demo): Promise<{ account: AccountApi; key: string }> {
+  step('The operator opens an account, links its certificate and gives it a PIX key');
+  const created = await createAccount(d.operator, { name: 'Padaria Pão Quente Ltda', document: randomCpf() });
+  const cert = await linkCertificate(d.operator, created.accountId, { commonName: `demo-${created.accountId}` });
+  const { key } = await d.operator.registerPixKey(created.accountId);
+  show('account', { accountId: created.accountId, clientId: created.clientId });
+  show('PIX key (EVP)', key);
+
+  step('Token: client credentials plus the client certificate (X-SSL-Client-Cert, URL-encoded PEM)');
+  const token = await d.client.token(created, cert.header);
+  show('access_token', `${token.access_token.slice(0, 24)}... (expires in ${token.expires_in} s)`);
+  return { account: d.client.account(authHeaders(token.access_token, cert)), key };
+}
+
+/** Step 3: one URL per event type; resolves to a function that awaits the next webhook and checks its signature. */
+async function registerWebhooks(d: Demo, account: AccountApi): Promise<() => Promise<VerifiedWebhook>> {
+  step('Webhooks: one HTTPS URL per event type, signed with the account secret');
+  for (const eventType of ['cash_in', 'cash_out', 'refund_in'] as const) {
+    await account.registerWebhook({ url: `${d.receiver.origin}/pix/${eventType}`, eventType, headers: [{ key: 'X-Demo', value: 'yes' }] });
+  }
+  const verifier = new Webhook((await account.signingSecret()).secret);
+  show('registered', 'cash_in, cash_out, refund_in');
+  let seen = 0;
+  return async () => {
+    const all = await d.receiver.waitFor(++seen, 15_000);
+    const hook = all[seen - 1]!;
+    const payload = verifier.verify(hook.body, hook.headers) as VerifiedWebhook['payload'];
+    console.log(`   webhook ${hook.path} ${payload.type}, webhook-id ${hook.headers['webhook-id']}: signature verified`);
+    return { ...hook, payload };
+  };
+}
+
+/** Step 5: a charge with its BR Code, and its QR code written to a file. */
+async function createCharge(account: AccountApi, key: string): Promise<string> {
+  step('A charge (cob) of R$ 150.00 with its copy-and-paste BR Code and QR code');
+  const txid = `demo${randomUUID().replace(/-/g, '')}`.slice(0, 32);
+  const charge = await account.createCharge(txid, {
+    calendario: { expiracao: 3600 },
+    devedor: { cpf: PAYER.document, nome: PAYER.name },
+    valor: { original: '150.00' },
+    chave: key,
+    solicitacaoPagador: 'Encomenda de pães',
+  });
+  show('status', charge.status);
+  show('pixCopiaECola', charge.pixCopiaECola);
+  const png = await account.chargeQrCode(txid, 'png');
+  const qrFile = join(tmpdir(), `pix-demo-${txid}.png`);
+  writeFileSync(qrFile, png.bytes);
+  show('QR code', `${qrFile} (${png.contentType})`);
+  return txid;
+}
+
+/** Steps 6 and 7: the charge paid and notified, then part of it refunded. */
+async function payAndRefund(d: Demo, account: AccountApi, txid: string, nextWebhook: () => Promise<VerifiedWebhook>): Promise<void> {
+  step('The payer pays the charge (sandbox), the account is credited and notified');
+  const paid = await d.operator.payCharge(txid, PAYER);
+  show('endToEndId', paid.endToEndId);
+  show('RECEIVE', (await nextWebhook()).payload.data);
+  show('charge status', (await account.getCharge(txid)).status);
+
+  step('A partial refund (devolucao) of R$ 20.00');
+  show('refund', await account.requestRefund(paid.endToEndId, 'demo1', { valor: '20.00', descricao: 'Um pão a menos' }));
+  show('REFUND', (await nextWebhook()).payload.data);
+  show('refund now', (await account.getRefund(paid.endToEndId, 'demo1')).status);
+}
+
+/** Steps 8 and 9: a transfer to a key of another institution, looked up first, and its settlement. */
+async function transferOut(d: Demo, account: AccountApi, nextWebhook: () => Promise<VerifiedWebhook>): Promise<void> {
+  step('A transfer of R$ 35.50 to a key at another institution');
+  const outside = `fornecedor-${randomUUID().slice(0, 8)}@example.com`;
+  await d.operator.registerExternalKey({ key: outside, name: 'Moinho Fornecedor SA', document: '11222333000181', ispb: '60746948', bankName: 'Banco Exemplo' });
+  // What a payment app shows before paying: the key's owner and institution.
+  show('the key, looked up', await account.lookupKey(outside));
+  show('accepted', await account.transfer({ pixKey: outside, payment: { currency: 'BRL', amount: 35.5 }, description: 'Farinha' }));
+  show('balances while pending', (await account.balances()).data);
+
+  step('Settlement (the worker settles NORM transfers after SETTLEMENT_DELAY_MS)');
+  show('TRANSFER', (await nextWebhook()).payload.data);
+}
+
+/** Steps 4 to 10, once the account can call. */
+async function tour(d: Demo): Promise<void> {
+  const { account, key } = await openAccount(d);
+  const nextWebhook = await registerWebhooks(d, account);
+
+  step('Balance');
+  show('GET /accounts/balances', (await account.balances()).data);
+
+  const txid = await createCharge(account, key);
+  await payAndRefund(d, account, txid, nextWebhook);
+  await transferOut(d, account, nextWebhook);
+
+  step('The transaction list');
+  for (const t of (await account.listTransactions()).data) {
+    const amount = formatCentavos(numberToCentavos(t.finalAmount) ?? 0n);
+    console.log(`   ${t.operationType.padEnd(10)} ${t.movementType.padEnd(6)} ${amount.padStart(8)} ${t.status.padEnd(11)} ${t.counterpart.name} ${t.counterpart.document}`);
+  }
+  show('final balance', (await account.balances()).data);
+  console.log(`\n${bold('Done:')} ${d.receiver.received.length} webhooks received, every signature verified.`);
 }
 
 async function main() {
@@ -51,115 +157,12 @@ async function main() {
   console.log(bold('Pix API sandbox demo'));
   show('service', given ? `${base} (running)` : `${base} (started on the embedded database in ${dataDir})`);
   show('webhook receiver', `${receiver.origin} (CA ${receiver.caFile})`);
-
-  const call = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}, expect = [200, 201, 204]) => {
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    if (!expect.includes(res.status)) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : {}) as T;
-  };
-  const admin = { authorization: `Bearer ${adminToken}` };
-
+  const client = new ApiClient(fetchTransport(base));
   try {
-    step('The operator opens an account, links its certificate and gives it a PIX key');
-    const account = await call<{ accountId: number; clientId: string; clientSecret: string }>('POST', '/admin/accounts', { name: 'Padaria Pão Quente Ltda', document: randomCpf() }, admin);
-    const cert = await issueCertificate({ commonName: `demo-${account.accountId}` });
-    await call('POST', `/admin/accounts/${account.accountId}/certificates`, { pem: cert.certPem }, admin);
-    const { key } = await call<{ key: string }>('POST', `/admin/accounts/${account.accountId}/pix-keys`, { type: 'evp' }, admin);
-    show('account', { accountId: account.accountId, clientId: account.clientId });
-    show('PIX key (EVP)', key);
-
-    step('Token: client credentials plus the client certificate (X-SSL-Client-Cert, URL-encoded PEM)');
-    const certHeader = encodeURIComponent(cert.certPem);
-    const token = await call<{ access_token: string; expires_in: number }>('POST', '/api/auth/token', { clientId: account.clientId, clientSecret: account.clientSecret }, { 'x-ssl-client-cert': certHeader });
-    show('access_token', `${token.access_token.slice(0, 24)}... (expires in ${token.expires_in} s)`);
-    const auth = { authorization: `Bearer ${token.access_token}`, 'x-ssl-client-cert': certHeader };
-
-    step('Webhooks: one HTTPS URL per event type, signed with the account secret');
-    for (const eventType of ['cash_in', 'cash_out', 'refund_in']) {
-      await call('POST', '/api/webhooks', { url: `${receiver.origin}/pix/${eventType}`, eventType, headers: [{ key: 'X-Demo', value: 'yes' }] }, auth);
-    }
-    const { secret } = await call<{ secret: string }>('GET', '/api/webhooks/signing-secret', undefined, auth);
-    const verifier = new Webhook(secret);
-    show('registered', 'cash_in, cash_out, refund_in');
-    let seen = 0;
-    const nextWebhook = async (): Promise<ReceivedWebhook & { payload: { type: string; data: Record<string, unknown> } }> => {
-      const all = await receiver.waitFor(++seen, 15_000);
-      const hook = all[seen - 1]!;
-      const payload = verifier.verify(hook.body, hook.headers) as { type: string; data: Record<string, unknown> };
-      console.log(`   webhook ${hook.path} ${payload.type}, webhook-id ${hook.headers['webhook-id']}: signature verified`);
-      return { ...hook, payload };
-    };
-
-    step('Balance');
-    show('GET /accounts/balances', (await call('GET', '/accounts/balances', undefined, auth)).data);
-
-    step('A charge (cob) of R$ 150.00 with its copy-and-paste BR Code and QR code');
-    const txid = `demo${randomUUID().replace(/-/g, '')}`.slice(0, 32);
-    const charge = await call<{ status: string; pixCopiaECola: string; loc: { id: number } }>(
-      'PUT',
-      `/cob/${txid}`,
-      { calendario: { expiracao: 3600 }, devedor: { cpf: '52998224725', nome: 'Maria Cliente' }, valor: { original: '150.00' }, chave: key, solicitacaoPagador: 'Encomenda de pães' },
-      auth,
-    );
-    show('status', charge.status);
-    show('pixCopiaECola', charge.pixCopiaECola);
-    const png = await fetch(`${base}/cob/${txid}/qrcode?format=png`, { headers: auth });
-    const qrFile = join(tmpdir(), `pix-demo-${txid}.png`);
-    writeFileSync(qrFile, Buffer.from(await png.arrayBuffer()));
-    show('QR code', `${qrFile} (${png.headers.get('content-type')})`);
-
-    step('The payer pays the charge (sandbox), the account is credited and notified');
-    const paid = await call<{ endToEndId: string; transactionId: number }>('POST', `/sandbox/cob/${txid}/pay`, { payer: { name: 'Maria Cliente', document: '52998224725' } }, admin);
-    show('endToEndId', paid.endToEndId);
-    const receive = await nextWebhook();
-    show('RECEIVE', receive.payload.data);
-    show('charge status', (await call<{ status: string }>('GET', `/cob/${txid}`, undefined, auth)).status);
-
-    step('A partial refund (devolucao) of R$ 20.00');
-    const refund = await call<{ status: string; rtrId: string }>('PUT', `/pix/${paid.endToEndId}/devolucao/demo1`, { valor: '20.00', descricao: 'Um pão a menos' }, auth);
-    show('refund', refund);
-    const refundHook = await nextWebhook();
-    show('REFUND', refundHook.payload.data);
-    show('refund now', (await call<{ status: string }>('GET', `/pix/${paid.endToEndId}/devolucao/demo1`, undefined, auth)).status);
-
-    step('A transfer of R$ 35.50 to a key at another institution');
-    const outside = `fornecedor-${randomUUID().slice(0, 8)}@example.com`;
-    await call('POST', '/sandbox/dict/keys', { key: outside, name: 'Moinho Fornecedor SA', document: '11222333000181', ispb: '60746948', bankName: 'Banco Exemplo' }, admin);
-    // What a payment app shows before paying: the key's owner and institution.
-    show('the key, looked up', await call('GET', `/dict/keys/${encodeURIComponent(outside)}`, undefined, auth));
-    const transfer = await call<{ endToEndId: string; id: number; type: string }>(
-      'POST',
-      '/dict/pix',
-      { pixKey: outside, payment: { currency: 'BRL', amount: 35.5 }, description: 'Farinha' },
-      { ...auth, 'x-idempotency-key': randomUUID() },
-    );
-    show('accepted', transfer);
-    show('balances while pending', (await call('GET', '/accounts/balances', undefined, auth)).data);
-
-    step('Settlement (the worker settles NORM transfers after SETTLEMENT_DELAY_MS)');
-    const transferHook = await nextWebhook();
-    show('TRANSFER', transferHook.payload.data);
-
-    step('The transaction list');
-    const list = await call<{ data: { operationType: string; status: string; finalAmount: number; movementType: string; counterpart: { name: string; document: string } }[] }>(
-      'GET',
-      '/api/transactions',
-      undefined,
-      auth,
-    );
-    for (const t of list.data) console.log(`   ${t.operationType.padEnd(10)} ${t.movementType.padEnd(6)} ${formatCentavos(numberToCentavos(t.finalAmount) ?? 0n).padStart(8)} ${t.status.padEnd(11)} ${t.counterpart.name} ${t.counterpart.document}`);
-    show('final balance', (await call('GET', '/accounts/balances', undefined, auth)).data);
-    console.log(`\n${bold('Done:')} ${receiver.received.length} webhooks received, every signature verified.`);
+    await tour({ client, operator: client.operator(adminToken), receiver });
   } finally {
     await receiver.close();
-    if (service) {
-      await stopChild(service.child);
-    }
+    if (service) await stopChild(service.child);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -13,11 +13,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import { Pool } from 'undici';
-import { issueCertificate } from '../src/lib/certificate-authority.ts';
-import { cpfCheckDigits } from '../src/lib/document.ts';
+import { ApiClient, undiciTransport, type AccountApi, type ApiRequest } from './lib/api-client.ts';
+import { query } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
+import { provisionAccount } from './lib/provision.ts';
 
 const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -36,13 +36,6 @@ const MAX_P99_GROWTH = 3;
  */
 const P99_TARGET_MS = 50;
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: SERVER });
-  await client.connect();
-  await client.query(sql);
-  await client.end();
-}
-
 function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024;
@@ -53,9 +46,107 @@ const percentile = (values: number[], p: number) => {
   return sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 };
 
+const RECEIVER_KEY = 'soak-receiver@example.com';
+
+/** ACCOUNTS accounts with a certificate, a key, plenty of money and a token, and the key they pay. */
+async function provision(http: ApiClient): Promise<AccountApi[]> {
+  await http.operator(ADMIN).registerExternalKey({ key: RECEIVER_KEY, name: 'Soak', document: '11222333000181', ispb: '60746948' });
+  const accounts: AccountApi[] = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    accounts.push((await provisionAccount(http, ADMIN, { name: `Soak ${i}`, commonName: `soak-${i}`, fund: '100000000.00' })).api);
+  }
+  return accounts;
+}
+
+/** Request i of the load: 8 in 10 a transfer, then a balance read and a list, each from account i mod ACCOUNTS. */
+function request(accounts: AccountApi[], i: number): ApiRequest {
+  const account = accounts[i % accounts.length]!;
+  const kind = i % 10;
+  if (kind < 8) return account.transferRequest({ pixKey: RECEIVER_KEY, payment: { currency: 'BRL', amount: 0.01 } });
+  return { method: 'GET', path: kind === 8 ? '/accounts/balances' : '/api/transactions?size=20', headers: account.headers };
+}
+
+interface Window {
+  rss: number;
+  p99: number;
+  p50: number;
+  count: number;
+  errors: number;
+}
+
+/**
+ * Open loop: requests leave on schedule, RATE a second for SECONDS; latency counts from the
+ * scheduled time. Every WINDOW_S, the service's memory and the window's latencies are sampled and printed.
+ */
+async function load(http: ApiClient, accounts: AccountApi[], servicePid: number): Promise<Window[]> {
+  const windows: Window[] = [];
+  let latencies: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  const interval = 1000 / RATE;
+  const inFlight = new Set<Promise<void>>();
+  let nextWindow = started + WINDOW_S * 1000;
+  for (let i = 0; performance.now() - started < SECONDS * 1000; i++) {
+    const due = started + i * interval;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const p = http
+      .send(request(accounts, i))
+      .then((r) => {
+        latencies.push(performance.now() - due);
+        if (r.status >= 400) errors++;
+      })
+      .catch(() => {
+        errors++;
+      })
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+    if (performance.now() >= nextWindow) {
+      const w = { rss: rssMb(servicePid), p99: percentile(latencies, 99), p50: percentile(latencies, 50), count: latencies.length, errors };
+      windows.push(w);
+      console.log(
+        `window ${windows.length}: ${(latencies.length / WINDOW_S).toFixed(0)} req/s, p50 ${w.p50.toFixed(1)} ms, ` +
+          `p99 ${w.p99.toFixed(1)} ms, errors ${errors}, service RSS ${w.rss.toFixed(0)} MB`,
+      );
+      latencies = [];
+      errors = 0;
+      nextWindow += WINDOW_S * 1000;
+    }
+  }
+  await Promise.all(inFlight);
+  return windows;
+}
+
+/** Prints the comparison of the first windows after warm-up with the last ones; true when it failed. */
+function failedVerdict(windows: Window[]): boolean {
+  // The first window is warm-up (JIT, caches, pools); compare the next ones with the last ones.
+  const settled = windows.slice(1);
+  const third = Math.max(1, Math.floor(settled.length / 3));
+  const early = settled.slice(0, third);
+  const late = settled.slice(-third);
+  /** A figure of the median window of the first third and of the last. */
+  const medians = (figure: 'rss' | 'p99' | 'p50') => [early, late].map((ws) => percentile(ws.map((w) => w[figure]), 50)) as [number, number];
+  const [rssEarly, rssLate] = medians('rss');
+  const [p99Early, p99Late] = medians('p99');
+  const [p50Early, p50Late] = medians('p50');
+  const rssGrowth = rssLate / rssEarly;
+  const p99Growth = p99Late / p99Early;
+  const p99Grew = p99Growth > MAX_P99_GROWTH && p99Late > P99_TARGET_MS;
+  const errorCount = windows.reduce((a, w) => a + w.errors, 0);
+  console.log(
+    `\nsoak: ${SECONDS} s at ${RATE} requests/s offered, ${WINDOW_S}-s windows, median of ${third} per third; ` +
+      `service RSS ${rssEarly.toFixed(0)} -> ${rssLate.toFixed(0)} MB (x${rssGrowth.toFixed(2)}, limit x${MAX_RSS_GROWTH}), ` +
+      `p50 ${p50Early.toFixed(1)} -> ${p50Late.toFixed(1)} ms, p99 ${p99Early.toFixed(1)} -> ${p99Late.toFixed(1)} ms ` +
+      `(x${p99Growth.toFixed(2)}, limit x${MAX_P99_GROWTH} once above ${P99_TARGET_MS} ms), errors ${errorCount}`,
+  );
+  const failed = settled.length < 2 || rssGrowth > MAX_RSS_GROWTH || p99Grew || errorCount > 0;
+  console.log(failed ? 'soak: FAILED' : 'soak: memory and p99 stayed flat');
+  return failed;
+}
+
 async function main() {
   const name = `pix_soak_${Date.now()}`;
-  await admin(`create database ${name}`);
+  await query(SERVER, `create database ${name}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-soak-'));
   const { child: service, port } = await startChild([SERVICE_MAIN, 'serve'], {
     DATABASE_URL: databaseUrl(SERVER, name),
@@ -65,105 +156,16 @@ async function main() {
     LOG_LEVEL: 'warn',
     SETTLEMENT_DELAY_MS: '500',
   });
-  const http = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
-  const call = async (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown) => {
-    const res = await http.request({
-      method,
-      path,
-      headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-  };
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
+  const http = new ApiClient(undiciTransport(pool));
   let failed: boolean;
   try {
-    const auth = { authorization: `Bearer ${ADMIN}` };
-    await call('POST', '/sandbox/dict/keys', auth, { key: 'soak-receiver@example.com', name: 'Soak', document: '11222333000181', ispb: '60746948' });
-    const clients: Record<string, string>[] = [];
-    for (let i = 0; i < ACCOUNTS; i++) {
-      const base = String(300_000_000 + i).slice(-9);
-      const account = await call('POST', '/admin/accounts', auth, { name: `Soak ${i}`, document: base + cpfCheckDigits(base) });
-      const id = account.body.accountId as number;
-      const cert = await issueCertificate({ commonName: `soak-${i}` });
-      await call('POST', `/admin/accounts/${id}/certificates`, auth, { pem: cert.certPem });
-      const key = await call('POST', `/admin/accounts/${id}/pix-keys`, auth, { type: 'evp' });
-      await call('POST', '/sandbox/pix/incoming', auth, { pixKey: key.body.key, amount: '100000000.00', payer: { name: 'Funding', document: '52998224725' } });
-      const header = encodeURIComponent(cert.certPem);
-      const token = await call('POST', '/api/auth/token', { 'x-ssl-client-cert': header }, { clientId: account.body.clientId, clientSecret: account.body.clientSecret });
-      clients.push({ authorization: `Bearer ${token.body.access_token as string}`, 'x-ssl-client-cert': header });
-    }
-
-    // Open loop: requests leave on schedule; latency counts from the scheduled time.
-    const windows: { rss: number; p99: number; p50: number; count: number; errors: number }[] = [];
-    let latencies: number[] = [];
-    let errors = 0;
-    const started = performance.now();
-    const interval = 1000 / RATE;
-    const inFlight = new Set<Promise<void>>();
-    let nextWindow = started + WINDOW_S * 1000;
-    for (let i = 0; performance.now() - started < SECONDS * 1000; i++) {
-      const due = started + i * interval;
-      const wait = due - performance.now();
-      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-      const headers = clients[i % clients.length]!;
-      const kind = i % 10;
-      const op =
-        kind < 8
-          ? call('POST', '/dict/pix', { ...headers, 'x-idempotency-key': randomUUID() }, { pixKey: 'soak-receiver@example.com', payment: { currency: 'BRL', amount: 0.01 } })
-          : kind === 8
-            ? call('GET', '/accounts/balances', headers)
-            : call('GET', '/api/transactions?size=20', headers);
-      const p = op
-        .then((r) => {
-          latencies.push(performance.now() - due);
-          if (r.status >= 400) errors++;
-        })
-        .catch(() => {
-          errors++;
-        })
-        .finally(() => inFlight.delete(p));
-      inFlight.add(p);
-      if (performance.now() >= nextWindow) {
-        windows.push({ rss: rssMb(service.pid!), p99: percentile(latencies, 99), p50: percentile(latencies, 50), count: latencies.length, errors });
-        console.log(
-          `window ${windows.length}: ${(latencies.length / WINDOW_S).toFixed(0)} req/s, p50 ${windows.at(-1)!.p50.toFixed(1)} ms, ` +
-            `p99 ${windows.at(-1)!.p99.toFixed(1)} ms, errors ${errors}, service RSS ${windows.at(-1)!.rss.toFixed(0)} MB`,
-        );
-        latencies = [];
-        errors = 0;
-        nextWindow += WINDOW_S * 1000;
-      }
-    }
-    await Promise.all(inFlight);
-
-    // The first window is warm-up (JIT, caches, pools); compare the next ones with the last ones.
-    const settled = windows.slice(1);
-    const third = Math.max(1, Math.floor(settled.length / 3));
-    const early = settled.slice(0, third);
-    const late = settled.slice(-third);
-    /** A figure of the median window of the first third and of the last. */
-    const medians = (figure: 'rss' | 'p99' | 'p50') => [early, late].map((ws) => percentile(ws.map((w) => w[figure]), 50)) as [number, number];
-    const [rssEarly, rssLate] = medians('rss');
-    const [p99Early, p99Late] = medians('p99');
-    const [p50Early, p50Late] = medians('p50');
-    const rssGrowth = rssLate / rssEarly;
-    const p99Growth = p99Late / p99Early;
-    const p99Grew = p99Growth > MAX_P99_GROWTH && p99Late > P99_TARGET_MS;
-    const errorCount = windows.reduce((a, w) => a + w.errors, 0);
-    console.log(
-      `\nsoak: ${SECONDS} s at ${RATE} requests/s offered, ${WINDOW_S}-s windows, median of ${third} per third; ` +
-        `service RSS ${rssEarly.toFixed(0)} -> ${rssLate.toFixed(0)} MB (x${rssGrowth.toFixed(2)}, limit x${MAX_RSS_GROWTH}), ` +
-        `p50 ${p50Early.toFixed(1)} -> ${p50Late.toFixed(1)} ms, p99 ${p99Early.toFixed(1)} -> ${p99Late.toFixed(1)} ms ` +
-        `(x${p99Growth.toFixed(2)}, limit x${MAX_P99_GROWTH} once above ${P99_TARGET_MS} ms), errors ${errorCount}`,
-    );
-    failed = settled.length < 2 || rssGrowth > MAX_RSS_GROWTH || p99Grew || errorCount > 0;
-    console.log(failed ? 'soak: FAILED' : 'soak: memory and p99 stayed flat');
+    failed = failedVerdict(await load(http, await provision(http), service.pid!));
   } finally {
-    await http.close();
+    await pool.close();
     await stopChild(service);
     rmSync(dataDir, { recursive: true, force: true });
-    await admin(`drop database if exists ${name} with (force)`);
+    await query(SERVER, `drop database if exists ${name} with (force)`);
   }
   if (failed) process.exitCode = 1;
 }

@@ -1,13 +1,13 @@
 /**
- * Certificate-bound tokens on every account route (decisions.md, RFC 8705 §3): each operation of
- * openapi.json that takes the bearer token refuses a token presented without its certificate,
- * with another certificate, or with its own certificate in a header from an address that is not
- * a trusted proxy; and accepts it with the bound certificate, in a header from a trusted proxy
- * or on the service's own mutual TLS. A new account route is covered as soon as it is documented.
+ * Certificate-bound tokens (decisions.md, RFC 8705 §3): a stolen token moves no money without its
+ * certificate, and every operation of openapi.json that takes the bearer token refuses it on the
+ * service's own mutual TLS without a client certificate and accepts it with the bound one. The
+ * header cases of every account route (no token, another certificate, an address that is not a
+ * trusted proxy) are the shared cases of test/account-routes.test.ts.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,39 +17,11 @@ import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate
 import { assertError, assertErrorShape } from './assertions.ts';
 import { createAccount, createClient, creditAccount, externalKey, type TestClient } from './factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from './harness.ts';
-
-interface Operation {
-  method: string;
-  path: string;
-}
-
-/** Every operation of openapi.json that takes the account's bearer token. */
-function accountOperations(): Operation[] {
-  const doc = JSON.parse(readFileSync(new URL('../openapi.json', import.meta.url), 'utf8')) as {
-    paths: Record<string, Record<string, { security?: Record<string, unknown>[] }>>;
-  };
-  const operations: Operation[] = [];
-  for (const [path, methods] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(methods)) {
-      if (op.security?.some((s) => 'bearerAuth' in s)) operations.push({ method: method.toUpperCase(), path });
-    }
-  }
-  return operations;
-}
-
-/** Path parameters filled with values of the right shape (the certificate is judged first anyway). */
-function concrete(path: string): string {
-  return path.replace(/\{([^}]+)\}/g, (_m, name: string) => {
-    if (name === 'txid') return 'txid00000000000000000000000001';
-    if (name === 'e2eid') return `E12345678202611221200${'a'.repeat(11)}`;
-    if (name === 'pixKey' || name === 'key') return 'someone@example.com';
-    return '1';
-  });
-}
+import { accountOperations, exampleRequest } from './support/route-cases.ts';
 
 const OPERATIONS = accountOperations();
 
-describe('certificate-bound tokens on every account route', () => {
+describe('a stolen token', () => {
   let t: TestApp;
   let a: TestClient;
   let b: TestClient;
@@ -62,41 +34,6 @@ describe('certificate-bound tokens on every account route', () => {
   after(() => t.close());
 
   const proxy = '10.9.8.7';
-  const call = (op: Operation, headers: Record<string, string>, remoteAddress = proxy) =>
-    t.app.inject({
-      method: op.method as 'GET',
-      url: concrete(op.path),
-      headers: { ...headers, 'x-idempotency-key': randomUUID() },
-      remoteAddress,
-      ...(['POST', 'PUT', 'PATCH'].includes(op.method) ? { payload: {} } : {}),
-    });
-
-  it('openapi.json lists the account routes', () => {
-    assert.ok(OPERATIONS.length >= 20, `${OPERATIONS.length} account operations`);
-    assert.ok(OPERATIONS.some((op) => op.method === 'POST' && op.path === '/dict/pix'));
-  });
-
-  for (const op of OPERATIONS) {
-    describe(`${op.method} ${op.path}`, () => {
-      it('a token without its certificate is 401 CERTIFICATE_REQUIRED', async () => {
-        assertError(await call(op, { authorization: a.headers.authorization! }), 401, /bound to a client certificate/, 'CERTIFICATE_REQUIRED');
-      });
-
-      it("a token with another account's certificate is 401 CERTIFICATE_MISMATCH", async () => {
-        assertError(await call(op, { authorization: a.headers.authorization!, 'x-ssl-client-cert': b.cert.header }), 401, undefined, 'CERTIFICATE_MISMATCH');
-      });
-
-      it('the bound certificate from an address that is not a trusted proxy is 401', async () => {
-        assertError(await call(op, a.headers, '192.0.2.10'), 401, /trusted proxy/, 'CERTIFICATE_REQUIRED');
-      });
-
-      it('the bound certificate from the trusted proxy gets past authentication', async () => {
-        const res = await call(op, a.headers);
-        assert.notEqual(res.statusCode, 401, res.body);
-        if (res.statusCode >= 400) assertErrorShape(res.json(), res.statusCode);
-      });
-    });
-  }
 
   it("a stolen token moves no money: B's token without B's certificate creates no transfer", async () => {
     await creditAccount(t.db, b.accountId, 100_00n);
@@ -185,12 +122,13 @@ describe('certificate-bound tokens over the service’s own mutual TLS', () => {
 
   for (const op of OPERATIONS) {
     it(`${op.method} ${op.path}: 401 with no client certificate on the handshake, past authentication with the bound one`, async () => {
+      const { url } = exampleRequest(op);
       const body = ['POST', 'PUT', 'PATCH'].includes(op.method) ? {} : undefined;
       const headers = { authorization: `Bearer ${token}`, 'x-idempotency-key': randomUUID() };
-      const without = await send(agent(), op.method, concrete(op.path), headers, body);
+      const without = await send(agent(), op.method, url, headers, body);
       assert.equal(without.status, 401, JSON.stringify(without.body));
       assert.equal(assertErrorShape(without.body, 401).code, 'CERTIFICATE_REQUIRED');
-      const bound = await send(agent(client), op.method, concrete(op.path), headers, body);
+      const bound = await send(agent(client), op.method, url, headers, body);
       assert.notEqual(bound.status, 401, JSON.stringify(bound.body));
     });
   }

@@ -1,28 +1,28 @@
-import assert from 'node:assert/strict';
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../src/db/client.ts';
-import { issueCertificate, type IssuedCertificate } from '../src/lib/certificate-authority.ts';
-import { cnpjCheckDigits, cpfCheckDigits } from '../src/lib/document.ts';
 import { pixIdentifier } from '../src/lib/ids.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../src/modules/ledger/service.ts';
 import type { CreateTransferRow } from '../src/modules/transfers/repo.ts';
-import { adminHeaders, type TestApp } from './harness.ts';
+import { ApiClient, injectTransport, type OperatorApi } from '../scripts/lib/api-client.ts';
+import * as provision from '../scripts/lib/provision.ts';
+import { TEST_ADMIN_TOKEN, type TestApp } from './harness.ts';
 
-export function randomCpf(): string {
-  for (;;) {
-    const base = Array.from({ length: 9 }, () => randomInt(10)).join('');
-    if (!/^(\d)\1{8}$/.test(base)) return base + cpfCheckDigits(base);
+export { randomCnpj, randomCpf, type LinkedCertificate } from '../scripts/lib/provision.ts';
+
+const clients = new WeakMap<TestApp, ApiClient>();
+
+/** The API client of a test app, in process (Fastify's inject). */
+export function apiClient(t: TestApp): ApiClient {
+  let client = clients.get(t);
+  if (!client) {
+    client = new ApiClient(injectTransport(t.app));
+    clients.set(t, client);
   }
+  return client;
 }
 
-const CNPJ_CHARS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-export function randomCnpj(alphanumeric = false): string {
-  const alphabet = alphanumeric ? CNPJ_CHARS : '0123456789';
-  for (;;) {
-    const base = Array.from({ length: 12 }, () => alphabet[randomInt(alphabet.length)]).join('');
-    if (!/^(\d)\1{11}$/.test(base)) return base + cnpjCheckDigits(base);
-  }
-}
+/** The operator and sandbox routes of a test app. */
+export const operator = (t: TestApp): OperatorApi => apiClient(t).operator(TEST_ADMIN_TOKEN);
 
 export interface TestAccount {
   accountId: number;
@@ -33,53 +33,24 @@ export interface TestAccount {
   document: string;
 }
 
-export async function createAccount(t: TestApp, input: { name?: string; document?: string } = {}): Promise<TestAccount> {
-  const document = input.document ?? randomCpf();
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/admin/accounts',
-    headers: adminHeaders,
-    payload: { name: input.name ?? 'Maria Teste', document },
-  });
-  if (res.statusCode !== 201) throw new Error(`create account: ${res.statusCode} ${res.body}`);
-  return { ...res.json<Omit<TestAccount, 'document'>>(), document };
+export function createAccount(t: TestApp, input: { name?: string; document?: string } = {}): Promise<TestAccount> {
+  return provision.createAccount(operator(t), input);
 }
 
-export interface LinkedCertificate extends IssuedCertificate {
-  fingerprint: string;
-  /** The X-SSL-Client-Cert header value. */
-  header: string;
-}
-
-export async function linkCertificate(
+export function linkCertificate(
   t: TestApp,
   accountId: number,
   options: { notBefore?: Date; notAfter?: Date } = {},
-): Promise<LinkedCertificate> {
-  const issued = await issueCertificate({ commonName: `client-${accountId}`, ...options });
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/admin/accounts/${accountId}/certificates`,
-    headers: adminHeaders,
-    payload: { pem: issued.certPem },
-  });
-  if (res.statusCode !== 201) throw new Error(`link certificate: ${res.statusCode} ${res.body}`);
-  return { ...issued, fingerprint: res.json<{ fingerprint: string }>().fingerprint, header: encodeURIComponent(issued.certPem) };
+): Promise<provision.LinkedCertificate> {
+  return provision.linkCertificate(operator(t), accountId, options);
 }
 
-export async function requestToken(t: TestApp, account: TestAccount, cert: LinkedCertificate): Promise<string> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/api/auth/token',
-    headers: { 'x-ssl-client-cert': cert.header },
-    payload: { clientId: account.clientId, clientSecret: account.clientSecret },
-  });
-  if (res.statusCode !== 201) throw new Error(`token: ${res.statusCode} ${res.body}`);
-  return res.json<{ access_token: string }>().access_token;
+export async function requestToken(t: TestApp, account: TestAccount, cert: provision.LinkedCertificate): Promise<string> {
+  return (await apiClient(t).token(account, cert.header)).access_token;
 }
 
 export interface TestClient extends TestAccount {
-  cert: LinkedCertificate;
+  cert: provision.LinkedCertificate;
   token: string;
   /** Authorization and certificate headers for account routes. */
   headers: Record<string, string>;
@@ -87,10 +58,12 @@ export interface TestClient extends TestAccount {
 
 /** An account with a linked certificate and a fresh token: the usual starting point of a test. */
 export async function createClient(t: TestApp, input: { name?: string; document?: string } = {}): Promise<TestClient> {
-  const account = await createAccount(t, input);
-  const cert = await linkCertificate(t, account.accountId);
-  const token = await requestToken(t, account, cert);
-  return { ...account, cert, token, headers: { authorization: `Bearer ${token}`, 'x-ssl-client-cert': cert.header } };
+  const { accountId, branch, accountNumber, clientId, clientSecret, document, cert, token, headers } = await provision.provisionAccount(
+    apiClient(t),
+    TEST_ADMIN_TOKEN,
+    { ...input, pixKey: false },
+  );
+  return { accountId, branch, accountNumber, clientId, clientSecret, document, cert, token, headers };
 }
 
 /** Money arriving from the Pix network, straight through the ledger (for balance tests). */
@@ -134,9 +107,7 @@ export async function fundedClient(t: TestApp, centavos: bigint): Promise<TestCl
 
 /** A new EVP key of one of our own accounts, through the operator API. */
 export async function evpKey(t: TestApp, accountId: number): Promise<string> {
-  const res = await t.app.inject({ method: 'POST', url: `/admin/accounts/${accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-  assert.equal(res.statusCode, 201, res.body);
-  return res.json<{ key: string }>().key;
+  return (await operator(t).registerPixKey(accountId)).key;
 }
 
 export interface ExternalKey {
@@ -155,13 +126,7 @@ export async function externalKey(
   input: { key?: string; name?: string; document?: string; ispb?: string; bankName?: string; behavior?: 'reject' | 'timeout' } = {},
 ): Promise<ExternalKey> {
   const { bankName, behavior, ...given } = input;
-  const key = { key: `${randomUUID()}@example.com`, name: 'Recebedor Externo', document: randomCpf(), ispb: '12345678', ...given };
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/sandbox/dict/keys',
-    headers: adminHeaders,
-    payload: { ...key, ...(bankName ? { bankName } : {}), ...(behavior ? { behavior } : {}) },
-  });
-  assert.equal(res.statusCode, 201, res.body);
-  return { ...key, key: res.json<{ key: string }>().key };
+  const key = { key: `${randomUUID()}@example.com`, name: 'Recebedor Externo', document: provision.randomCpf(), ispb: '12345678', ...given };
+  const registered = await operator(t).registerExternalKey({ ...key, ...(bankName ? { bankName } : {}), ...(behavior ? { behavior } : {}) });
+  return { ...key, key: registered.key };
 }

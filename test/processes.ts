@@ -128,15 +128,7 @@ export function demoDirectory(stdout: string): string {
   return dir;
 }
 
-/** A port nobody listens on now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../scripts/lib/processes.ts';
 
 /** Holds a port (as another program would) until the returned function is called. */
 export async function holdPort(): Promise<{ port: number; release: () => Promise<void> }> {

@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { issueCertificate } from '../src/lib/certificate-authority.ts';
 import { LEASE_MS } from '../src/modules/webhooks/delivery.ts';
 import { createTestDatabase, onPostgres, type TestDatabase } from './harness.ts';
 import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from './webhook-receiver.ts';
 import { redisAnswers, TEST_REDIS_URL } from './redis.ts';
 import { assertErrorShape } from './assertions.ts';
+import { ApiClient, fetchTransport, type AccountApi } from '../scripts/lib/api-client.ts';
+import { provisionAccount } from '../scripts/lib/provision.ts';
 
 /**
  * Webhooks across real service processes (`node src/main.ts serve`) on one PostgreSQL database:
@@ -20,7 +21,6 @@ import { assertErrorShape } from './assertions.ts';
 
 const MAIN = new URL('../src/main.ts', import.meta.url).pathname;
 const ADMIN_TOKEN = 'processes-test-admin-token-0123';
-const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 const redisUp = onPostgres && (await redisAnswers());
 
@@ -78,31 +78,13 @@ async function stopService(proc: ServiceProcess): Promise<void> {
   clearTimeout(timer);
 }
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-}
-
-async function call(address: string, method: string, path: string, headers: Record<string, string>, payload?: unknown): Promise<Answer> {
-  const res = await fetch(`${address}${path}`, {
-    method,
-    headers: { ...headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(payload === undefined ? {} : { body: JSON.stringify(payload) }),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
-
-function expectStatus(answer: Answer, status: number, what: string): Record<string, unknown> {
-  assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+/** The API of one service process, over HTTP. */
+const api = (proc: ServiceProcess) => new ApiClient(fetchTransport(proc.address));
 
 interface Provisioned {
   accountId: number;
-  /** Bearer token and the client certificate it is bound to. */
-  headers: Record<string, string>;
+  /** The account routes, with its bearer token and the client certificate it is bound to. */
+  account: AccountApi;
   transactionId: number;
 }
 
@@ -110,31 +92,12 @@ interface Provisioned {
  * Through one process's HTTP API: an account with a certificate and an EVP key, a token, a cash_in
  * webhook to `webhookUrl`, and a PIX received on the key (its notification goes to the outbox).
  */
-async function provision(address: string, webhookUrl: string): Promise<Provisioned> {
-  const account = expectStatus(
-    await call(address, 'POST', '/admin/accounts', admin, { name: 'Recebedor Processos', document: '52998224725' }),
-    201,
-    'create account',
-  ) as { accountId: number; clientId: string; clientSecret: string };
-  const cert = await issueCertificate({ commonName: `processes-${account.accountId}` });
-  expectStatus(await call(address, 'POST', `/admin/accounts/${account.accountId}/certificates`, admin, { pem: cert.certPem }), 201, 'link certificate');
-  const key = expectStatus(await call(address, 'POST', `/admin/accounts/${account.accountId}/pix-keys`, admin, { type: 'evp' }), 201, 'evp key') as {
-    key: string;
-  };
-  const certHeader = { 'x-ssl-client-cert': encodeURIComponent(cert.certPem) };
-  const token = expectStatus(
-    await call(address, 'POST', '/api/auth/token', certHeader, { clientId: account.clientId, clientSecret: account.clientSecret }),
-    201,
-    'token',
-  ) as { access_token: string };
-  const headers = { ...certHeader, authorization: `Bearer ${token.access_token}` };
-  expectStatus(await call(address, 'POST', '/api/webhooks', headers, { url: webhookUrl, eventType: 'cash_in' }), 201, 'register webhook');
-  const pix = expectStatus(
-    await call(address, 'POST', '/sandbox/pix/incoming', admin, { pixKey: key.key, amount: '10.00', payer: { name: 'Pagador Processos', document: '52998224725' } }),
-    201,
-    'incoming pix',
-  ) as { transactionId: number };
-  return { accountId: account.accountId, headers, transactionId: pix.transactionId };
+async function provision(proc: ServiceProcess, webhookUrl: string): Promise<Provisioned> {
+  const client = api(proc);
+  const account = await provisionAccount(client, ADMIN_TOKEN, { name: 'Recebedor Processos', document: '52998224725' });
+  await account.api.registerWebhook({ url: webhookUrl, eventType: 'cash_in' });
+  const pix = await client.operator(ADMIN_TOKEN).incomingPix({ pixKey: account.key!, amount: '10.00', payer: { name: 'Pagador Processos', document: '52998224725' } });
+  return { accountId: account.accountId, account: account.api, transactionId: pix.transactionId };
 }
 
 async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -186,13 +149,13 @@ describe('webhooks across service processes', () => {
 
     const redis = new Redis(TEST_REDIS_URL);
     cleanups.push(() => redis.disconnect());
-    const p = await provision(a.address, `${rcv.origin}/resend`);
+    const p = await provision(a, `${rcv.origin}/resend`);
     // Account ids start again at 1 in every fresh database: forget what an earlier run counted.
     const key = `pix-api:resend:${p.accountId}`;
     await redis.del(key);
     cleanups.push(() => redis.del(key));
 
-    const resend = (proc: ServiceProcess) => call(proc.address, 'POST', `/api/resend-webhook/${p.transactionId}`, p.headers);
+    const resend = (proc: ServiceProcess) => api(proc).send(p.account.request('POST', `/api/resend-webhook/${p.transactionId}`));
     // Both processes at once, 30 each: the count in Redis is atomic across them.
     await Promise.all(
       [a, b].map(async (proc) => {
@@ -208,9 +171,9 @@ describe('webhooks across service processes', () => {
     for (const proc of [a, b]) {
       const refused = await resend(proc);
       assert.equal(refused.status, 429, `61st through ${proc.name}: ${JSON.stringify(refused.body)}`);
-      assert.match(String(refused.headers.get('content-type')), /^application\/json/);
-      const retryAfter = Number(refused.headers.get('retry-after'));
-      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers.get('retry-after')}`);
+      assert.match(String(refused.headers['content-type']), /^application\/json/);
+      const retryAfter = Number(refused.headers['retry-after']);
+      assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${refused.headers['retry-after']}`);
       assert.equal(assertErrorShape(refused.body, 429).code, 'RATE_LIMITED');
     }
     // Refusals are not counted.
@@ -233,7 +196,7 @@ describe('webhooks across service processes', () => {
     cleanups.push(() => releaseFirst(200));
 
     const a = await startService('A', env);
-    const p = await provision(a.address, `${rcv.origin}/crash`);
+    const p = await provision(a, `${rcv.origin}/crash`);
     const [first] = await rcv.waitFor(1, 10_000);
     const claimed = await testDb.db
       .selectFrom('webhook_deliveries')
@@ -264,9 +227,7 @@ describe('webhooks across service processes', () => {
       return row === undefined ? true : undefined;
     });
 
-    const logs = expectStatus(await call(b.address, 'GET', `/api/webhooks/logs?transactionId=${p.transactionId}`, p.headers), 200, 'logs') as {
-      data: { attempt: number; success: boolean; statusCode: number | null; webhookId: string; isResend: boolean; url: string }[];
-    };
+    const logs = await api(b).account(p.account.headers).webhookLogs({ transactionId: p.transactionId });
     // A died before recording attempt 1; B's attempt 2 is the one on record.
     assert.deepEqual(
       logs.data.map(({ attempt, success, statusCode, webhookId, isResend, url }) => ({ attempt, success, statusCode, webhookId, isResend, url })),
