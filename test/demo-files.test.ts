@@ -33,7 +33,14 @@ async function startUseAndStop(env: Record<string, string>): Promise<string> {
 }
 
 /** Every file of a directory with its content, to see that nothing in it changed. */
-const contents = (dir: string) => Object.fromEntries(readdirSync(dir).sort().map((file) => [file, readFileSync(join(dir, file), 'utf8')]));
+/** A demo directory's files, but admin-token: that is the ADMIN_TOKEN of the latest run, new on every start. */
+const contents = (dir: string) =>
+  Object.fromEntries(
+    readdirSync(dir)
+      .filter((file) => file !== 'admin-token')
+      .sort()
+      .map((file) => [file, readFileSync(join(dir, file), 'utf8')]),
+  );
 const credentials = (dir: string) => JSON.parse(readFileSync(join(dir, 'credentials.json'), 'utf8')) as { clientId: string; database?: { id: string } };
 
 /** A database's demo accounts: the one it recorded (with its client), and how many carry the demo's name. */
