@@ -7,10 +7,11 @@
 // arrival. Target: p99 under 1 s.
 import type { AccountApi, ApiClient, OperatorApi } from './lib/api-client.ts';
 import { arrivals, type Receiver } from './lib/receivers.ts';
+import { envNumber } from './lib/env.ts';
 
-export const SLOW_RECEIVER_DELAY_MS = Number(process.env.BENCH_SLOW_RECEIVER_MS ?? 12_000);
-const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 10);
-const FLOOD_SECONDS = Number(process.env.BENCH_FLOOD_SECONDS ?? 15);
+export const SLOW_RECEIVER_DELAY_MS = envNumber('BENCH_SLOW_RECEIVER_MS', 12_000);
+const FLOOD_RATE = envNumber('BENCH_FLOOD_RATE', 10);
+const FLOOD_SECONDS = envNumber('BENCH_FLOOD_SECONDS', 15);
 const FLOOD_URLS = 3;
 const VICTIM_RATE = 5;
 /** How long to wait, once the flood is over, for the victim's webhooks. */

@@ -3,9 +3,10 @@
 // and CA file, then answers "what arrived since entry N" with [endToEndId, arrival ms] pairs.
 // BENCH_RECEIVER_DELAY_MS makes it a slow receiver: each answer comes that long after its request.
 import { startWebhookReceiver } from '../test/webhook-receiver.ts';
+import { envNumber } from './lib/env.ts';
 
 const receiver = await startWebhookReceiver();
-const delayMs = Number(process.env.BENCH_RECEIVER_DELAY_MS ?? 0);
+const delayMs = envNumber('BENCH_RECEIVER_DELAY_MS', 0);
 if (delayMs > 0) receiver.respond = () => new Promise((resolve) => setTimeout(() => resolve(200), delayMs).unref());
 const arrivals: [string, number][] = [];
 let parsed = 0;

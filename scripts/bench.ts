@@ -34,27 +34,27 @@ import { withClient } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
 import { provisionAccount } from './lib/provision.ts';
 import { arrivals, startReceiver, type Receiver } from './lib/receivers.ts';
+import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 
-const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 32);
-const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS ?? 64);
-const PORT = Number(process.env.BENCH_PORT ?? 18080);
+const SECONDS = envNumber('BENCH_SECONDS', 10);
+const CLIENTS = envNumber('BENCH_CLIENTS', 32);
+const ACCOUNTS = envNumber('BENCH_ACCOUNTS', 64);
+const PORT = envNumber('BENCH_PORT', 18080);
 /** Short enough that most transfers of a run settle during it. */
-const SETTLEMENT_DELAY_MS = Number(process.env.BENCH_SETTLEMENT_DELAY_MS ?? 250);
+const SETTLEMENT_DELAY_MS = envNumber('BENCH_SETTLEMENT_DELAY_MS', 250);
 /** Open loop: transfers offered per second, and how many may be outstanding before the next ones are not sent. */
-const RATE = Number(process.env.BENCH_RATE ?? 2500);
-const OPEN_CAP = Number(process.env.BENCH_OPEN_CAP ?? 2000);
+const RATE = envNumber('BENCH_RATE', 2500);
+const OPEN_CAP = envNumber('BENCH_OPEN_CAP', 2000);
 /** The second open loop offers this share of the median closed-loop spread rate. */
-const OPEN_SHARE = Number(process.env.BENCH_OPEN_SHARE ?? 0.6);
+const OPEN_SHARE = envNumber('BENCH_OPEN_SHARE', 0.6);
 /** Share of the open loop's transfers sent with priority HIGH. */
-const HIGH_FRACTION = Number(process.env.BENCH_HIGH_FRACTION ?? 0.1);
+const HIGH_FRACTION = envNumber('BENCH_HIGH_FRACTION', 0.1);
 /** BENCH_WEBHOOKS=0 runs the open loop without webhooks (to tell what they cost). */
 const WEBHOOKS = process.env.BENCH_WEBHOOKS !== '0';
 /** How long to wait, once the open loop's transfers are settled, for their webhooks. */
-const WEBHOOK_WAIT_MS = Number(process.env.BENCH_WEBHOOK_WAIT_SECONDS ?? 20) * 1000;
+const WEBHOOK_WAIT_MS = envNumber('BENCH_WEBHOOK_WAIT_SECONDS', 20) * 1000;
 /** Overload: this many transfers at the same moment. */
-const BURST = Number(process.env.BENCH_BURST ?? 3000);
+const BURST = envNumber('BENCH_BURST', 3000);
 /**
  * BENCH_ONLY=fairness provisions the accounts and runs the fairness scenario alone
  * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone.
@@ -64,18 +64,18 @@ const ONLY = process.env.BENCH_ONLY;
 const WRITE = parseArgs({ options: { write: { type: 'string' } } }).values.write;
 if (WRITE !== undefined && ONLY !== undefined) throw new Error(`--write needs the full run: BENCH_ONLY=${ONLY} runs a part of it`);
 /** Token requests with wrong credentials at once. */
-const TOKEN_FLOOD = Number(process.env.BENCH_TOKEN_FLOOD ?? 400);
-const LIST_ROWS = Number(process.env.BENCH_LIST_ROWS ?? 1_000_000);
-const LIST_CLIENTS = Number(process.env.BENCH_LIST_CLIENTS ?? 8);
+const TOKEN_FLOOD = envNumber('BENCH_TOKEN_FLOOD', 400);
+const LIST_ROWS = envNumber('BENCH_LIST_ROWS', 1_000_000);
+const LIST_CLIENTS = envNumber('BENCH_LIST_CLIENTS', 8);
 /** List isolation: the listing account's charges, other accounts' charges, parallel lists, the other account's balance reads per second. */
 const ISOLATION = {
-  charges: Number(process.env.BENCH_ISOLATION_CHARGES ?? 300_000),
-  otherCharges: Number(process.env.BENCH_ISOLATION_OTHER_CHARGES ?? 100_000),
-  listClients: Number(process.env.BENCH_ISOLATION_CLIENTS ?? 20),
-  victimRate: Number(process.env.BENCH_ISOLATION_RATE ?? 200),
+  charges: envNumber('BENCH_ISOLATION_CHARGES', 300_000),
+  otherCharges: envNumber('BENCH_ISOLATION_OTHER_CHARGES', 100_000),
+  listClients: envNumber('BENCH_ISOLATION_CLIENTS', 20),
+  victimRate: envNumber('BENCH_ISOLATION_RATE', 200),
 };
 /** Spread transfer runs (each between two pgbench runs) and balance runs (each between two hello-world runs); the median is reported. */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+const ROUNDS = Math.max(1, envNumber('BENCH_ROUNDS', 3));
 const ADMIN = 'bench-admin-token-0123456789';
 /** A key at another institution, with its owner's document (HIGH needs it). */
 const EXTERNAL_KEY = 'bench-receiver@example.com';
@@ -523,8 +523,8 @@ async function main() {
   const loadAtStart = loadavg()[0]!;
   const receivers = await startReceivers();
   const name = `pix_bench_${Date.now()}`;
-  await withClient(SERVER, (c) => c.query(`create database ${name}`));
-  const url = databaseUrl(SERVER, name);
+  await withClient(DATABASE_SERVER, (c) => c.query(`create database ${name}`));
+  const url = databaseUrl(DATABASE_SERVER, name);
   const { child: service } = await startService(url, receivers.caFile).catch(async (error: unknown) => {
     await receivers.close();
     throw error;
@@ -541,7 +541,7 @@ async function main() {
     await http.close();
     await stopChild(service);
     await receivers.close();
-    await withClient(SERVER, (c) => c.query(`drop database if exists ${name} with (force)`));
+    await withClient(DATABASE_SERVER, (c) => c.query(`drop database if exists ${name} with (force)`));
   }
 }
 

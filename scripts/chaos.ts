@@ -22,13 +22,13 @@ import { Cluster, injectFaults, waitForPostgres } from './chaos/faults.ts';
 import { idempotencyStorm, logFirstAnswers, openBank, quiesce, receive, resendUnknown, runClients } from './chaos/workload.ts';
 import { query } from './lib/pg.ts';
 import { databaseUrl } from './lib/processes.ts';
+import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 
-const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SECONDS = Number(process.env.CHAOS_SECONDS ?? 60);
-const ACCOUNTS = Number(process.env.CHAOS_ACCOUNTS ?? 12);
-const CLIENTS = Number(process.env.CHAOS_CLIENTS ?? 12);
-const SERVE_PROCESSES = Number(process.env.CHAOS_PROCESSES ?? 2);
-const KILL_EVERY_MS = Number(process.env.CHAOS_KILL_EVERY_MS ?? 2500);
+const SECONDS = envNumber('CHAOS_SECONDS', 60);
+const ACCOUNTS = envNumber('CHAOS_ACCOUNTS', 12);
+const CLIENTS = envNumber('CHAOS_CLIENTS', 12);
+const SERVE_PROCESSES = envNumber('CHAOS_PROCESSES', 2);
+const KILL_EVERY_MS = envNumber('CHAOS_KILL_EVERY_MS', 2500);
 const RESTART_PG = (process.env.CHAOS_RESTART_PG ?? '1') === '1';
 const ADMIN = `chaos-admin-${randomUUID()}`;
 
@@ -39,7 +39,7 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
   for (const a of bank.accounts) await receive(bank, any(), ADMIN, a, '500.00');
 
   const stop = new AbortController();
-  const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG, server: SERVER }, stop.signal);
+  const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG, server: DATABASE_SERVER }, stop.signal);
   const snapshotting = snapshots(url, stop.signal);
   const operations = await runClients(bank, any, ADMIN, CLIENTS, SECONDS);
   stop.abort();
@@ -57,8 +57,8 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
 
 async function main() {
   const name = `pix_chaos_${Date.now()}`;
-  await query(SERVER, `create database ${name}`);
-  const url = databaseUrl(SERVER, name);
+  await query(DATABASE_SERVER, `create database ${name}`);
+  const url = databaseUrl(DATABASE_SERVER, name);
   const receiver = await startWebhookReceiver();
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-chaos-'));
   const cluster = await Cluster.create(SERVE_PROCESSES, {
@@ -78,8 +78,8 @@ async function main() {
     await cluster.close();
     await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
-    await waitForPostgres(SERVER);
-    await query(SERVER, `drop database if exists ${name} with (force)`);
+    await waitForPostgres(DATABASE_SERVER);
+    await query(DATABASE_SERVER, `drop database if exists ${name} with (force)`);
   }
   console.log(`\n${failures.length === 0 ? 'chaos: every check held' : `chaos: ${failures.length} check(s) failed`}`);
   if (failures.length > 0) process.exitCode = 1;

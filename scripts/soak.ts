@@ -18,12 +18,12 @@ import { ApiClient, undiciTransport, type AccountApi, type ApiRequest } from './
 import { query } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
 import { provisionAccount } from './lib/provision.ts';
+import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 
-const SERVER = process.env.DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
-const RATE = Number(process.env.SOAK_RATE ?? 300);
+const SECONDS = envNumber('SOAK_SECONDS', 300);
+const RATE = envNumber('SOAK_RATE', 300);
 // Ten windows in a short run (the first is warm-up, so each third has three); 30 s in a long one.
-const WINDOW_S = Number(process.env.SOAK_WINDOW_SECONDS ?? (SECONDS >= 300 ? 30 : SECONDS / 10));
+const WINDOW_S = envNumber('SOAK_WINDOW_SECONDS', SECONDS >= 300 ? 30 : SECONDS / 10);
 const ACCOUNTS = 16;
 const ADMIN = `soak-admin-${randomUUID()}`;
 /** Growth allowed between the first windows after warm-up and the last ones. */
@@ -146,10 +146,10 @@ function failedVerdict(windows: Window[]): boolean {
 
 async function main() {
   const name = `pix_soak_${Date.now()}`;
-  await query(SERVER, `create database ${name}`);
+  await query(DATABASE_SERVER, `create database ${name}`);
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-soak-'));
   const { child: service, port } = await startChild([SERVICE_MAIN, 'serve'], {
-    DATABASE_URL: databaseUrl(SERVER, name),
+    DATABASE_URL: databaseUrl(DATABASE_SERVER, name),
     PORT: '0',
     ADMIN_TOKEN: ADMIN,
     DATA_DIR: dataDir,
@@ -165,7 +165,7 @@ async function main() {
     await pool.close();
     await stopChild(service);
     rmSync(dataDir, { recursive: true, force: true });
-    await query(SERVER, `drop database if exists ${name} with (force)`);
+    await query(DATABASE_SERVER, `drop database if exists ${name} with (force)`);
   }
   if (failed) process.exitCode = 1;
 }

@@ -4,6 +4,7 @@ import { pixIdentifier } from '../src/lib/ids.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../src/modules/ledger/service.ts';
 import type { CreateTransferRow } from '../src/modules/transfers/repo.ts';
 import { ApiClient, injectTransport, type OperatorApi } from '../scripts/lib/api-client.ts';
+import type { ArrivedPix, Payer } from '../scripts/lib/api-types.ts';
 import * as provision from '../scripts/lib/provision.ts';
 import { TEST_ADMIN_TOKEN, type TestApp } from './harness.ts';
 
@@ -108,6 +109,11 @@ export async function fundedClient(t: TestApp, centavos: bigint): Promise<TestCl
 /** A new EVP key of one of our own accounts, through the operator API. */
 export async function evpKey(t: TestApp, accountId: number): Promise<string> {
   return (await operator(t).registerPixKey(accountId)).key;
+}
+
+/** A PIX from another institution arriving at `pixKey`, from 'Pagador' with a fresh CPF unless given. */
+export function incomingPix(t: TestApp, pixKey: string, amount: string, payer: Partial<Payer> = {}): Promise<ArrivedPix> {
+  return operator(t).incomingPix({ pixKey, amount, payer: { name: 'Pagador', document: provision.randomCpf(), ...payer } });
 }
 
 export interface ExternalKey {

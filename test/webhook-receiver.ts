@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { issueCertificate } from '../src/lib/certificate-authority.ts';
+import type { Message } from '../src/modules/webhooks/sender.ts';
 
 export interface ReceivedWebhook {
   path: string;
@@ -94,3 +95,12 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   (receiver as { origin: string }).origin = `https://localhost:${(https.address() as AddressInfo).port}`;
   return receiver;
 }
+
+/** A message for the sender to post to `url`: an empty RECEIVE with a fresh id and a fixed secret. */
+export const webhookMessage = (url: string): Message => ({
+  url,
+  messageId: `msg_${randomUUID().replaceAll('-', '')}`,
+  body: JSON.stringify({ type: 'RECEIVE', data: {} }),
+  headers: {},
+  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
+});

@@ -213,17 +213,25 @@ export class ApiClient {
   }
 }
 
-export class OperatorApi {
-  readonly #client: ApiClient;
+/** What the operator's routes and an account's share: one client, and the headers each of their requests carries. */
+abstract class RouteGroup {
+  protected readonly client: ApiClient;
   readonly headers: AuthHeaders;
 
   constructor(client: ApiClient, headers: AuthHeaders) {
-    this.#client = client;
+    this.client = client;
     this.headers = headers;
   }
 
+  /** A request with this group's headers, and `headers` besides. */
+  request(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}): ApiRequest {
+    return { method, path, headers: { ...this.headers, ...headers }, ...(body === undefined ? {} : { body }) };
+  }
+}
+
+export class OperatorApi extends RouteGroup {
   #post<T>(path: string, body: unknown, ...statuses: number[]): Promise<T> {
-    return this.#client.expect<T>({ method: 'POST', path, headers: this.headers, body }, ...statuses);
+    return this.client.expect<T>(this.request('POST', path, body), ...statuses);
   }
 
   createAccount(input: { name: string; document: string }): Promise<CreatedAccount> {
@@ -244,20 +252,20 @@ export class OperatorApi {
   }
 
   incomingPixRequest(input: IncomingPixInput): ApiRequest {
-    return { method: 'POST', path: '/sandbox/pix/incoming', headers: this.headers, body: input };
+    return this.request('POST', '/sandbox/pix/incoming', input);
   }
 
   /** A PIX from another institution arriving at one of our keys. */
   incomingPix(input: IncomingPixInput): Promise<ArrivedPix> {
-    return this.#client.expect(this.incomingPixRequest(input), 201);
+    return this.client.expect(this.incomingPixRequest(input), 201);
   }
 
   settleRequest(): ApiRequest {
-    return { method: 'POST', path: '/sandbox/settle', headers: this.headers };
+    return this.request('POST', '/sandbox/settle');
   }
 
   settle(): Promise<SettleAnswer> {
-    return this.#client.expect(this.settleRequest(), 200);
+    return this.client.expect(this.settleRequest(), 200);
   }
 
   payCharge(txid: string, payer: Payer): Promise<ArrivedPix> {
@@ -269,21 +277,9 @@ export class OperatorApi {
   }
 }
 
-export class AccountApi {
-  readonly #client: ApiClient;
-  readonly headers: AuthHeaders;
-
-  constructor(client: ApiClient, headers: AuthHeaders) {
-    this.#client = client;
-    this.headers = headers;
-  }
-
-  request(method: Method, path: string, body?: unknown, headers: Record<string, string> = {}): ApiRequest {
-    return { method, path, headers: { ...this.headers, ...headers }, ...(body === undefined ? {} : { body }) };
-  }
-
+export class AccountApi extends RouteGroup {
   #get<T>(path: string): Promise<T> {
-    return this.#client.expect<T>(this.request('GET', path), 200);
+    return this.client.expect<T>(this.request('GET', path), 200);
   }
 
   balances(): Promise<BalancesAnswer> {
@@ -299,7 +295,7 @@ export class AccountApi {
   }
 
   transfer(body: TransferInput, idempotencyKey?: string): Promise<TransferAnswer> {
-    return this.#client.expect(this.transferRequest(body, idempotencyKey), 201);
+    return this.client.expect(this.transferRequest(body, idempotencyKey), 201);
   }
 
   lookupKey(key: string): Promise<PixKeyLookup> {
@@ -311,7 +307,7 @@ export class AccountApi {
   }
 
   createCharge(txid: string, body: ChargeInput): Promise<Charge> {
-    return this.#client.expect(this.request('PUT', `/cob/${segment(txid)}`, body), 201);
+    return this.client.expect(this.request('PUT', `/cob/${segment(txid)}`, body), 201);
   }
 
   getCharge(txid: string): Promise<Charge> {
@@ -321,7 +317,7 @@ export class AccountApi {
   /** The charge's QR code (format png or svg), as bytes with its content type. */
   async chargeQrCode(txid: string, format: 'png' | 'svg'): Promise<{ bytes: Buffer; contentType: string | undefined }> {
     const request = this.request('GET', `/cob/${segment(txid)}/qrcode${query({ format })}`);
-    const answer = await this.#client.send(request);
+    const answer = await this.client.send(request);
     if (answer.status !== 200) throw new ApiError(request, answer);
     return { bytes: answer.bytes, contentType: answer.headers['content-type'] };
   }
@@ -332,7 +328,7 @@ export class AccountApi {
 
   /** 201 when made, 200 when the same refund was asked before. */
   requestRefund(endToEndId: string, id: string, body: RefundInput): Promise<Refund> {
-    return this.#client.expect(this.refundRequest(endToEndId, id, body), 201, 200);
+    return this.client.expect(this.refundRequest(endToEndId, id, body), 201, 200);
   }
 
   getRefund(endToEndId: string, id: string): Promise<Refund> {
@@ -340,11 +336,11 @@ export class AccountApi {
   }
 
   registerWebhook(body: WebhookInput): Promise<RegisteredWebhook> {
-    return this.#client.expect(this.request('POST', '/api/webhooks', body), 201);
+    return this.client.expect(this.request('POST', '/api/webhooks', body), 201);
   }
 
   updateWebhook(id: number, body: { isActive?: boolean; headers?: WebhookInput['headers'] }): Promise<Webhook> {
-    return this.#client.expect(this.request('PATCH', `/api/webhooks/${id}`, body), 200);
+    return this.client.expect(this.request('PATCH', `/api/webhooks/${id}`, body), 200);
   }
 
   signingSecret(): Promise<SigningSecret> {

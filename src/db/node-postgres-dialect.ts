@@ -1,16 +1,6 @@
-import {
-  CompiledQuery,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
 import type pg from 'pg';
+import { PostgresFamilyDialect, StatementTransactions } from './postgres-dialect.ts';
 import { statementNameOf } from './prepared.ts';
 
 /**
@@ -23,22 +13,14 @@ import { statementNameOf } from './prepared.ts';
  * - a query that `prepared()` named runs as that named statement
  *   (docs/decisions/0016-prepared-hot-statements.md).
  */
-export class NodePostgresDialect implements Dialect {
+export class NodePostgresDialect extends PostgresFamilyDialect {
   readonly #pool: pg.Pool;
   constructor(pool: pg.Pool) {
+    super();
     this.#pool = pool;
-  }
-  createAdapter() {
-    return new PostgresAdapter();
   }
   createDriver(): Driver {
     return new NodePostgresDriver(this.#pool);
-  }
-  createIntrospector(db: Kysely<unknown>) {
-    return new PostgresIntrospector(db);
-  }
-  createQueryCompiler() {
-    return new PostgresQueryCompiler();
   }
 }
 
@@ -86,11 +68,12 @@ function withCallerStack(error: unknown, caller: Error): unknown {
   return error;
 }
 
-class NodePostgresDriver implements Driver {
+class NodePostgresDriver extends StatementTransactions implements Driver {
   #pool: pg.Pool | undefined;
   readonly #connections = new WeakMap<pg.PoolClient, NodePostgresConnection>();
 
   constructor(pool: pg.Pool) {
+    super();
     this.#pool = pool;
   }
   async init(): Promise<void> {}
@@ -109,22 +92,6 @@ class NodePostgresDriver implements Driver {
       this.#connections.set(client, connection);
     }
     return connection;
-  }
-
-  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    let text = 'begin';
-    if (settings.isolationLevel || settings.accessMode) {
-      text = 'start transaction';
-      if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`;
-      if (settings.accessMode) text += ` ${settings.accessMode}`;
-    }
-    await connection.executeQuery(CompiledQuery.raw(text));
-  }
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-  }
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {

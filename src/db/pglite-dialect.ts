@@ -1,38 +1,20 @@
 import type { PGlite } from '@electric-sql/pglite';
-import {
-  CompiledQuery,
-  PostgresAdapter,
-  PostgresIntrospector,
-  PostgresQueryCompiler,
-  type DatabaseConnection,
-  type Dialect,
-  type Driver,
-  type Kysely,
-  type QueryResult,
-  type TransactionSettings,
-} from 'kysely';
+import type { CompiledQuery, DatabaseConnection, Driver, QueryResult } from 'kysely';
+import { PostgresFamilyDialect, StatementTransactions } from './postgres-dialect.ts';
 import { statementNameOf } from './prepared.ts';
 
 /**
  * A Kysely dialect over one PGlite instance. PGlite has a single session, so a connection is
  * handed out exclusively (a transaction owns the session until it commits or rolls back).
  */
-export class PGliteDialect implements Dialect {
+export class PGliteDialect extends PostgresFamilyDialect {
   readonly #pg: PGlite;
   constructor(pg: PGlite) {
+    super();
     this.#pg = pg;
-  }
-  createAdapter() {
-    return new PostgresAdapter();
   }
   createDriver(): Driver {
     return new PGliteDriver(this.#pg);
-  }
-  createIntrospector(db: Kysely<unknown>) {
-    return new PostgresIntrospector(db);
-  }
-  createQueryCompiler() {
-    return new PostgresQueryCompiler();
   }
 }
 
@@ -64,13 +46,14 @@ class PGliteConnection implements DatabaseConnection {
   }
 }
 
-class PGliteDriver implements Driver {
+class PGliteDriver extends StatementTransactions implements Driver {
   readonly #pg: PGlite;
   readonly #connection: PGliteConnection;
   #queue: Promise<void> = Promise.resolve();
   #release: (() => void) | null = null;
 
   constructor(pg: PGlite) {
+    super();
     this.#pg = pg;
     this.#connection = new PGliteConnection(pg);
   }
@@ -86,16 +69,6 @@ class PGliteDriver implements Driver {
     await previous;
     this.#release = release;
     return this.#connection;
-  }
-  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const level = settings.isolationLevel ? ` isolation level ${settings.isolationLevel}` : '';
-    await connection.executeQuery(CompiledQuery.raw(`begin${level}`));
-  }
-  async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
-  }
-  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
   async releaseConnection(): Promise<void> {
     const release = this.#release;

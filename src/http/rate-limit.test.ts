@@ -6,6 +6,37 @@ import { redisAnswers, TEST_REDIS_URL } from '../../test/redis.ts';
 
 const redisUp = await redisAnswers();
 
+/**
+ * One property of a limiter, checked in memory, on Redis unreachable (the in-process fallback)
+ * and on one Redis that two limiters share, where `shared` checks what one sees of the other.
+ */
+function onEveryLimiter(name: string, property: (limiter: RateLimiter) => Promise<void>, shared: (one: RateLimiter, two: RateLimiter) => Promise<void>): void {
+  describe(name, () => {
+    it('in memory', () => property(new MemoryRateLimiter(2, 60_000)));
+
+    it('with Redis unreachable, in this process', async () => {
+      const limiter = new RedisRateLimiter('redis://127.0.0.1:1', { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: () => undefined });
+      try {
+        await property(limiter);
+      } finally {
+        await limiter.close();
+      }
+    });
+
+    it('in Redis, shared by two limiters', { skip: redisUp ? false : `no Redis answers at ${TEST_REDIS_URL}` }, async () => {
+      const options = { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: (e: unknown) => assert.fail(String(e)) };
+      const [one, two] = [new RedisRateLimiter(TEST_REDIS_URL, options), new RedisRateLimiter(TEST_REDIS_URL, options)];
+      try {
+        await property(one);
+        await shared(one, two);
+      } finally {
+        await one.close();
+        await two.close();
+      }
+    });
+  });
+}
+
 /** peek tells what hit would, and counts nothing: a limit on failures only peeks, then hits on a failure. */
 async function peekCountsNothing(limiter: RateLimiter): Promise<void> {
   const t0 = 1_000_000;
@@ -20,30 +51,9 @@ async function peekCountsNothing(limiter: RateLimiter): Promise<void> {
   assert.deepEqual(await limiter.peek('k', t0 + 60_002), { allowed: false, retryAfterSeconds: 20 });
 }
 
-describe('RateLimiter.peek', () => {
-  it('in memory', () => peekCountsNothing(new MemoryRateLimiter(2, 60_000)));
-
-  it('with Redis unreachable, in this process', async () => {
-    const limiter = new RedisRateLimiter('redis://127.0.0.1:1', { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: () => undefined });
-    try {
-      await peekCountsNothing(limiter);
-    } finally {
-      await limiter.close();
-    }
-  });
-
-  it('in Redis, shared by two limiters', { skip: redisUp ? false : `no Redis answers at ${TEST_REDIS_URL}` }, async () => {
-    const options = { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: (e: unknown) => assert.fail(String(e)) };
-    const [one, two] = [new RedisRateLimiter(TEST_REDIS_URL, options), new RedisRateLimiter(TEST_REDIS_URL, options)];
-    try {
-      await peekCountsNothing(one);
-      // What one counted, the other sees.
-      assert.equal((await two.peek('k', 1_060_002)).allowed, false);
-    } finally {
-      await one.close();
-      await two.close();
-    }
-  });
+onEveryLimiter('RateLimiter.peek', peekCountsNothing, async (_one, two) => {
+  // What one counted, the other sees.
+  assert.equal((await two.peek('k', 1_060_002)).allowed, false);
 });
 
 /** An attempt counts from its reservation; a released one no longer counts, a refused one never did. */
@@ -66,33 +76,12 @@ async function reserveCountsUntilReleased(limiter: RateLimiter): Promise<void> {
   assert.equal((await limiter.peek('r', t0 + 62_001)).allowed, true);
 }
 
-describe('RateLimiter.reserve', () => {
-  it('in memory', () => reserveCountsUntilReleased(new MemoryRateLimiter(2, 60_000)));
-
-  it('with Redis unreachable, in this process', async () => {
-    const limiter = new RedisRateLimiter('redis://127.0.0.1:1', { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: () => undefined });
-    try {
-      await reserveCountsUntilReleased(limiter);
-    } finally {
-      await limiter.close();
-    }
-  });
-
-  it('in Redis, shared by two limiters', { skip: redisUp ? false : `no Redis answers at ${TEST_REDIS_URL}` }, async () => {
-    const options = { limit: 2, windowMs: 60_000, prefix: `test:${randomUUID()}:`, onError: (e: unknown) => assert.fail(String(e)) };
-    const [one, two] = [new RedisRateLimiter(TEST_REDIS_URL, options), new RedisRateLimiter(TEST_REDIS_URL, options)];
-    try {
-      await reserveCountsUntilReleased(one);
-      const held = await one.reserve('s', 3_000_000);
-      assert.equal((await two.reserve('s', 3_000_000)).allowed, true);
-      assert.equal((await two.reserve('s', 3_000_000)).allowed, false, 'what one holds, the other sees');
-      await held.release();
-      assert.equal((await two.peek('s', 3_000_000)).allowed, true, 'and what one releases');
-    } finally {
-      await one.close();
-      await two.close();
-    }
-  });
+onEveryLimiter('RateLimiter.reserve', reserveCountsUntilReleased, async (one, two) => {
+  const held = await one.reserve('s', 3_000_000);
+  assert.equal((await two.reserve('s', 3_000_000)).allowed, true);
+  assert.equal((await two.reserve('s', 3_000_000)).allowed, false, 'what one holds, the other sees');
+  await held.release();
+  assert.equal((await two.peek('s', 3_000_000)).allowed, true, 'and what one releases');
 });
 
 describe('MemoryRateLimiter under a flood of new keys (a new IPv6 /64 per request)', () => {

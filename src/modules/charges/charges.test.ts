@@ -6,6 +6,7 @@ import { assertError, errorMessage } from '../../../test/assertions.ts';
 import { createClient, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { masked, onlyEvent, outboxOf, receivePayload } from '../../../test/events.ts';
 import { randomAlphanumeric } from '../../lib/ids.ts';
 import { numberToCentavos } from '../../lib/money.ts';
 import { SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
@@ -626,9 +627,6 @@ describe('charges (cob)', () => {
   });
 
   describe('paying', () => {
-    const outbox = (transactionId: number) =>
-      t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(transactionId)).execute();
-
     it('POST /sandbox/cob/{txid}/pay: CONCLUIDA, balance up, the PAYMENT row and a RECEIVE notification with the txid', async () => {
       const charge = await create({ ...BODY, valor: { original: '37.45' } });
       const before = await available(holder);
@@ -656,21 +654,10 @@ describe('charges (cob)', () => {
       assert.equal(tx?.endToEndId, body.endToEndId);
       assert.equal((tx?.counterpart as { name: string }).name, 'Sandbox Payer');
 
-      const events = await outbox(body.transactionId);
-      assert.equal(events.length, 1);
-      assert.equal(events[0]!.event_type, 'cash_in');
-      assert.equal(Number(events[0]!.account_id), holder.accountId);
-      assert.deepEqual(events[0]!.payload, {
-        type: 'RECEIVE',
-        data: {
-          id: body.transactionId,
-          txId: charge.txid,
-          status: 'LIQUIDATED',
-          payment: { amount: '37.45', currency: 'BRL' },
-          endToEndId: body.endToEndId,
-          debtorAccount: { name: 'Sandbox Payer', document: `***.${SANDBOX_PAYER_CPF.slice(3, 6)}.${SANDBOX_PAYER_CPF.slice(6, 9)}-**` },
-        },
-      });
+      assert.deepEqual(
+        await onlyEvent(t.db, body.transactionId, 'cash_in', holder.accountId),
+        receivePayload({ id: body.transactionId, txId: charge.txid, amount: '37.45', endToEndId: body.endToEndId, debtor: { name: 'Sandbox Payer', document: masked(SANDBOX_PAYER_CPF) } }),
+      );
 
       assert.match(errorMessage(await pay(charge.txid), 422), /not ATIVA \(it is CONCLUIDA\)/);
       assert.match(errorMessage(await patch(charge.txid, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' }), 400), /not ATIVA/);
@@ -730,7 +717,7 @@ describe('charges (cob)', () => {
       assert.equal(res.statusCode, 201, res.body);
       const body = res.json<Movement>();
       assert.equal(await available(holder), before + 50);
-      const [event] = await outbox(body.transactionId);
+      const [event] = await outboxOf(t.db, body.transactionId);
       assert.equal(event?.event_type, 'cash_in');
       assert.equal(event?.payload.data.txId, charge.txid);
       const row = await t.db.selectFrom('transactions').selectAll().where('id', '=', BigInt(body.transactionId)).executeTakeFirstOrThrow();

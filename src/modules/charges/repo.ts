@@ -191,8 +191,7 @@ function matching(db: DbExecutor, f: ChargeFilter) {
   let q = db
     .selectFrom('charges')
     .where('charges.account_id', '=', f.accountId)
-    .where('charges.created_at', '>=', f.from)
-    .where('charges.created_at', '<=', f.to);
+    .where((eb) => eb.between('charges.created_at', f.from, f.to));
   if (f.cpf !== undefined) q = q.where(sql<string>`charges.devedor->>'cpf'`, '=', f.cpf);
   if (f.cnpj !== undefined) q = q.where(sql<string>`charges.devedor->>'cnpj'`, '=', f.cnpj);
   if (f.status !== undefined) q = q.where(effectiveStatusSql(f.now), '=', f.status);

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createClient, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { onlyEvent } from '../../../test/events.ts';
 import { errorMessage } from '../../../test/assertions.ts';
 
 const PAYER = { name: 'Pagador Contestante', document: '12345678909' };
@@ -323,10 +324,7 @@ describe('MED (sandbox)', () => {
 
         const row = await t.db.selectFrom('refunds').selectAll().where('original_transaction_id', '=', BigInt(pix.transactionId)).where('refund_id', '=', refundId).executeTakeFirstOrThrow();
         assert.equal(Number((await medRow(medId)).refund_id), Number(row.id));
-        const outbox = await t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', row.transaction_id).execute();
-        assert.equal(outbox.length, 1);
-        assert.equal(outbox[0]!.event_type, 'refund_in');
-        assert.deepEqual(outbox[0]!.payload, {
+        assert.deepEqual(await onlyEvent(t.db, row.transaction_id, 'refund_in'), {
           type: 'REFUND',
           data: {
             id: Number(row.transaction_id),

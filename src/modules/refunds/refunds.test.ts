@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createClient, randomCpf, requestToken, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { onlyEvent, outboxOf } from '../../../test/events.ts';
 import { errorMessage } from '../../../test/assertions.ts';
 import { REASON_EXPIRED, REASON_REFUND_REJECTED } from '../settlement/service.ts';
 import { REFUND_EXPIRATION_MS } from './service.ts';
@@ -77,8 +78,6 @@ describe('refunds (devolucao)', () => {
     t.db.selectFrom('refunds').selectAll().where('original_transaction_id', '=', BigInt(originalId)).orderBy('id').execute();
   const refundTransactions = (originalId: number) =>
     t.db.selectFrom('transactions').selectAll().where('original_transaction_id', '=', BigInt(originalId)).where('type', '=', 'REFUND_IN').execute();
-  const outboxOf = (transactionId: bigint | number) =>
-    t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(transactionId)).orderBy('id').execute();
   /** The REFUND_IN transaction of a refund. */
   async function refundTransactionId(originalId: number | bigint, refundId: string): Promise<bigint> {
     const row = await t.db.selectFrom('refunds').select('transaction_id').where('original_transaction_id', '=', BigInt(originalId)).where('refund_id', '=', refundId).executeTakeFirstOrThrow();
@@ -380,11 +379,7 @@ describe('refunds (devolucao)', () => {
       assert.deepEqual(read, { ...body, status: 'DEVOLVIDO', horario: { solicitacao: body.horario.solicitacao, liquidacao: settledAt } });
 
       const txId = await refundTransactionId(pix.transactionId, 'liq1');
-      const outbox = await outboxOf(txId);
-      assert.equal(outbox.length, 1);
-      assert.equal(outbox[0]!.event_type, 'refund_in');
-      assert.equal(Number(outbox[0]!.account_id), holder.accountId);
-      assert.deepEqual(outbox[0]!.payload, {
+      assert.deepEqual(await onlyEvent(t.db, txId, 'refund_in', holder.accountId), {
         type: 'REFUND',
         data: {
           id: Number(txId),
@@ -431,7 +426,7 @@ describe('refunds (devolucao)', () => {
       assert.deepEqual(read, { ...body, status: 'NAO_REALIZADO', motivo: REASON_REFUND_REJECTED });
 
       const txId = await refundTransactionId(pix.transactionId, 'rej1');
-      const [event] = await outboxOf(txId);
+      const [event] = await outboxOf(t.db, txId);
       assert.equal(event?.event_type, 'refund_in');
       assert.equal(event.payload.data.status, 'ERROR');
       assert.equal(event.payload.data.errorReason, REASON_REFUND_REJECTED);
@@ -514,11 +509,7 @@ describe('refunds (devolucao)', () => {
       );
       assert.equal((item.counterpart as { name: string }).name, 'Loja Titular');
 
-      const outbox = await outboxOf(BigInt(item.transactionId as string));
-      assert.equal(outbox.length, 1);
-      assert.equal(outbox[0]!.event_type, 'refund_out');
-      assert.equal(Number(outbox[0]!.account_id), payer.accountId);
-      assert.deepEqual(outbox[0]!.payload, {
+      assert.deepEqual(await onlyEvent(t.db, BigInt(item.transactionId as string), 'refund_out', payer.accountId), {
         type: 'REFUND',
         data: {
           id: Number(item.transactionId),
@@ -533,7 +524,7 @@ describe('refunds (devolucao)', () => {
       // The payer's REFUND_OUT refers to its own transfer.
       const refundOut = await t.db.selectFrom('transactions').selectAll().where('id', '=', BigInt(item.transactionId as string)).executeTakeFirstOrThrow();
       assert.equal(Number(refundOut.original_transaction_id), transfer.id);
-      const [holderEvent] = await outboxOf(await refundTransactionId(payment.id, 'int1'));
+      const [holderEvent] = await outboxOf(t.db, await refundTransactionId(payment.id, 'int1'));
       assert.equal(holderEvent?.event_type, 'refund_in');
       assert.equal(holderEvent.payload.data.creditDebitType, 'DEBIT');
     });

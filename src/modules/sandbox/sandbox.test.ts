@@ -5,18 +5,13 @@ import { buildApp } from '../../app.ts';
 import { createClient, creditAccount, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { masked, onlyEvent, outboxOf, receivePayload } from '../../../test/events.ts';
 import type { Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from './service.ts';
 import { errorMessage } from '../../../test/assertions.ts';
 
 const ROUTES = ['/sandbox/dict/keys', '/sandbox/pix/incoming', '/sandbox/refunds/incoming', '/sandbox/settle'] as const;
-
-function masked(document: string): string {
-  return document.length === 11
-    ? `***.${document.slice(3, 6)}.${document.slice(6, 9)}-**`
-    : `${document.slice(0, 2)}.${document.slice(2, 5)}.${document.slice(5, 8)}/****-**`;
-}
 
 async function balances(db: Db, accountId: number) {
   const found = await holderBalances(db, BigInt(accountId));
@@ -25,8 +20,6 @@ async function balances(db: Db, accountId: number) {
 }
 
 const transaction = (db: Db, id: number | bigint) => db.selectFrom('transactions').selectAll().where('id', '=', BigInt(id)).executeTakeFirstOrThrow();
-const outboxOf = (db: Db, transactionId: number | bigint) =>
-  db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(transactionId)).orderBy('id').execute();
 
 describe('sandbox', () => {
   let t: TestApp;
@@ -179,21 +172,10 @@ describe('sandbox', () => {
       );
       assert.equal(row.created_at.getTime(), t.clock.now().getTime());
 
-      const outbox = await outboxOf(t.db, body.transactionId);
-      assert.equal(outbox.length, 1);
-      assert.equal(outbox[0]!.event_type, 'cash_in');
-      assert.equal(Number(outbox[0]!.account_id), holder.accountId);
-      assert.deepEqual(outbox[0]!.payload, {
-        type: 'RECEIVE',
-        data: {
-          id: body.transactionId,
-          txId: null,
-          status: 'LIQUIDATED',
-          payment: { amount: '25.00', currency: 'BRL' },
-          endToEndId: body.endToEndId,
-          debtorAccount: { name: 'Pagador Externo', document: masked(payerDocument) },
-        },
-      });
+      assert.deepEqual(
+        await onlyEvent(t.db, body.transactionId, 'cash_in', holder.accountId),
+        receivePayload({ id: body.transactionId, amount: '25.00', endToEndId: body.endToEndId, debtor: { name: 'Pagador Externo', document: masked(payerDocument) } }),
+      );
     });
 
     it('201 with the payer\'s ispb, a CNPJ payer, a key written in other case, and a description', async () => {
@@ -319,11 +301,7 @@ describe('sandbox', () => {
       );
       assert.deepEqual([row.counterpart_name, row.counterpart_document, row.counterpart_ispb], [target.name, target.document, target.ispb]);
 
-      const outbox = await outboxOf(t.db, body.transactionId);
-      assert.equal(outbox.length, 1);
-      assert.equal(outbox[0]!.event_type, 'refund_out');
-      assert.equal(Number(outbox[0]!.account_id), payer.accountId);
-      assert.deepEqual(outbox[0]!.payload, {
+      assert.deepEqual(await onlyEvent(t.db, body.transactionId, 'refund_out', payer.accountId), {
         type: 'REFUND',
         data: {
           id: body.transactionId,

@@ -8,18 +8,12 @@ import { sql } from 'kysely';
 import { createClient, creditAccount, evpKey, externalKey as registerExternalKey, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { onPostgres, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
+import { masked, onlyEvent, outboxOf, receivePayload } from '../../../test/events.ts';
 import { openDatabase, type Db } from '../../db/client.ts';
 import { holderBalances } from '../ledger/service.ts';
 import { Worker } from '../../worker/worker.ts';
 import { SETTLEMENT_OUTCOMES, settleBatch } from './repo.ts';
 import { REASON_EXPIRED, REASON_REJECTED, settleDue, type SettlementDeps } from './service.ts';
-
-/** The masks of decisions.md: CPF `***.456.789-**`, CNPJ `12.345.678/****-**`. */
-function masked(document: string): string {
-  return document.length === 11
-    ? `***.${document.slice(3, 6)}.${document.slice(6, 9)}-**`
-    : `${document.slice(0, 2)}.${document.slice(2, 5)}.${document.slice(5, 8)}/****-**`;
-}
 
 /** A key held at another institution, registered through the sandbox directory. */
 const externalKey = (t: TestApp, options: { behavior?: 'reject' | 'timeout'; document?: string } = {}) => registerExternalKey(t, { name: 'Fulano Externo', ...options });
@@ -45,9 +39,6 @@ async function send(t: TestApp, client: TestClient, body: Record<string, unknown
 }
 
 const transaction = (db: Db, id: number | bigint) => db.selectFrom('transactions').selectAll().where('id', '=', BigInt(id)).executeTakeFirstOrThrow();
-
-const outboxOf = (db: Db, transactionId: number | bigint) =>
-  db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(transactionId)).orderBy('id').execute();
 
 async function balances(db: Db, accountId: number) {
   const found = await holderBalances(db, BigInt(accountId));
@@ -165,11 +156,7 @@ describe('settlement', () => {
     assert.equal(row.error_reason, REASON_REJECTED);
     assert.deepEqual(await balances(t.db, payer.accountId), before);
     assert.equal(before.blocked, 0n);
-    const outbox = await outboxOf(t.db, sent.id);
-    assert.equal(outbox.length, 1);
-    assert.equal(outbox[0]!.event_type, 'cash_out');
-    assert.equal(Number(outbox[0]!.account_id), payer.accountId);
-    const payload = outbox[0]!.payload;
+    const payload = await onlyEvent(t.db, sent.id, 'cash_out', payer.accountId);
     assert.equal(payload.type, 'TRANSFER');
     assert.equal(payload.data.status, 'ERROR');
     assert.equal(payload.data.errorReason, REASON_REJECTED);
@@ -250,21 +237,10 @@ describe('settlement', () => {
     assert.equal(cashOut?.event_type, 'cash_out');
     assert.equal(Number(cashOut.account_id), payer.accountId);
     assert.equal(cashOut.payload.data.status, 'LIQUIDATED');
-    const cashIn = await outboxOf(t.db, payment.id);
-    assert.equal(cashIn.length, 1);
-    assert.equal(cashIn[0]!.event_type, 'cash_in');
-    assert.equal(Number(cashIn[0]!.account_id), receiver.accountId);
-    assert.deepEqual(cashIn[0]!.payload, {
-      type: 'RECEIVE',
-      data: {
-        id: Number(payment.id),
-        txId: null,
-        status: 'LIQUIDATED',
-        payment: { amount: '10.50', currency: 'BRL' },
-        endToEndId: sent.endToEndId,
-        debtorAccount: { name: 'Pagadora Teste', document: masked(payer.document) },
-      },
-    });
+    assert.deepEqual(
+      await onlyEvent(t.db, payment.id, 'cash_in', receiver.accountId),
+      receivePayload({ id: Number(payment.id), amount: '10.50', endToEndId: sent.endToEndId, debtor: { name: 'Pagadora Teste', document: masked(payer.document) } }),
+    );
     // The money went straight from the sender's hold to the receiver, not through the network.
     const kinds = await t.db.selectFrom('ledger_transactions').select('kind').where('reference', '=', sent.endToEndId).orderBy('id').execute();
     assert.deepEqual(kinds.map((k) => k.kind), ['transfer_hold', 'transfer_settle_internal']);
@@ -326,10 +302,8 @@ describe('settlement', () => {
       t.clock.advance(1000);
       assert.deepEqual(await due(), { settled: 1, failed: 0 });
       assert.deepEqual(await balances(t.db, payer.accountId), { available: before.available - 1050n, blocked: before.blocked });
-      const outbox = await outboxOf(t.db, sent.id);
-      assert.equal(outbox.length, 1);
-      assert.equal(outbox[0]!.event_type, 'cash_out');
-      assert.deepEqual(outbox[0]!.payload, {
+      const payload = await onlyEvent(t.db, sent.id, 'cash_out');
+      assert.deepEqual(payload, {
         type: 'TRANSFER',
         data: {
           id: sent.id,
@@ -344,7 +318,7 @@ describe('settlement', () => {
           remittanceInformation: 'pagamento 42',
         },
       });
-      const shown = (outbox[0]!.payload.data.creditorAccount as { document: string }).document;
+      const shown = (payload.data.creditorAccount as { document: string }).document;
       assert.match(shown, document.length === 11 ? /^\*\*\*\.\d{3}\.\d{3}-\*\*$/ : /^\d{2}\.\d{3}\.\d{3}\/\*\*\*\*-\*\*$/);
       const kinds = await t.db.selectFrom('ledger_transactions').select('kind').where('reference', '=', sent.endToEndId).orderBy('id').execute();
       assert.deepEqual(kinds.map((k) => k.kind), ['transfer_hold', 'transfer_settle']);

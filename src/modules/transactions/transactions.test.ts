@@ -55,6 +55,33 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const addDays = (date: string, days: number) => new Date(Date.parse(`${date}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
 /** The calendar day in São Paulo (UTC-03:00 all year) of an instant. */
 const saoPauloDay = (ms: number) => new Date(ms - 3 * HOUR_MS).toISOString().slice(0, 10);
+interface MovementView {
+  id: number | bigint;
+  externalId?: string;
+  status?: string;
+  operationType: string;
+  movementType: string;
+  amount: number;
+  endToEndId: string | null;
+  createdAt: number;
+  processedAt: number | null;
+  counterpart: ListItem['counterpart'];
+}
+/** The list item of one movement, confirmed unless said otherwise; with no fee, its original and final amounts are one. */
+const listView = (m: MovementView): ListItem => ({
+  transactionId: String(m.id),
+  externalId: m.externalId ?? null,
+  status: m.status ?? 'Confirmado',
+  operationType: m.operationType,
+  movementType: m.movementType,
+  originalAmount: m.amount,
+  feeAmount: 0,
+  finalAmount: m.amount,
+  endToEndId: m.endToEndId,
+  createdAt: iso(m.createdAt),
+  processedAt: m.processedAt === null ? null : iso(m.processedAt),
+  counterpart: m.counterpart,
+});
 const ids = (body: ListBody) => body.data.map((item) => item.transactionId);
 
 
@@ -154,24 +181,12 @@ describe('transactions', () => {
         document: SHOP_MASKED,
         bank: { bankISPB: SHOP.ispb, bankName: SHOP.bankName, bankCode: null, accountBranch: SHOP.branch, accountNumber: SHOP.accountNumber },
       };
-      const base = { externalId: null, feeAmount: 0, status: 'Confirmado' };
+      const payerCounterpart = { name: PAYER.name, document: PAYER_MASKED };
       const pay = await receive(key, '10.00', start - 2 * HOUR_MS);
-      e.pay = {
-        ...base,
-        transactionId: String(pay.transactionId),
-        operationType: 'Pix in',
-        movementType: 'CREDIT',
-        originalAmount: 10,
-        finalAmount: 10,
-        endToEndId: pay.endToEndId,
-        createdAt: iso(start - 2 * HOUR_MS),
-        processedAt: iso(start - 2 * HOUR_MS),
-        counterpart: {
-          name: PAYER.name,
-          document: PAYER_MASKED,
-          bank: { bankISPB: '12345678', bankName: 'Sandbox Payer Bank', bankCode: null, accountBranch: null, accountNumber: null },
-        },
-      };
+      e.pay = listView({
+        id: pay.transactionId, operationType: 'Pix in', movementType: 'CREDIT', amount: 10, endToEndId: pay.endToEndId, createdAt: start - 2 * HOUR_MS, processedAt: start - 2 * HOUR_MS,
+        counterpart: { ...payerCounterpart, bank: { bankISPB: '12345678', bankName: 'Sandbox Payer Bank', bankCode: null, accountBranch: null, accountNumber: null } },
+      });
       // No refund endpoint exists yet: a REFUND_IN row with every counterpart field filled.
       const [refundInId] = await t.db
         .insertInto('transactions')
@@ -195,82 +210,31 @@ describe('transactions', () => {
         })
         .returning(['id', 'end_to_end_id'])
         .execute();
-      e.refundIn = {
-        ...base,
-        transactionId: refundInId!.id.toString(),
-        externalId: 'devolucao-1',
-        operationType: 'Refund in',
-        movementType: 'DEBIT',
-        originalAmount: 5,
-        finalAmount: 5,
-        endToEndId: refundInId!.end_to_end_id,
-        createdAt: iso(start - HOUR_MS),
-        processedAt: iso(start - HOUR_MS),
-        counterpart: {
-          name: PAYER.name,
-          document: PAYER_MASKED,
-          bank: { bankISPB: '00000000', bankName: 'Banco do Brasil', bankCode: '001', accountBranch: '1234', accountNumber: '99999-9' },
-        },
-      };
+      e.refundIn = listView({
+        id: refundInId!.id, externalId: 'devolucao-1', operationType: 'Refund in', movementType: 'DEBIT', amount: 5, endToEndId: refundInId!.end_to_end_id, createdAt: start - HOUR_MS, processedAt: start - HOUR_MS,
+        counterpart: { ...payerCounterpart, bank: { bankISPB: '00000000', bankName: 'Banco do Brasil', bankCode: '001', accountBranch: '1234', accountNumber: '99999-9' } },
+      });
       await creditAccount(t.db, a.accountId, 100_000n);
-      const out = { ...base, operationType: 'Pix out', movementType: 'DEBIT' };
+      const out = { operationType: 'Pix out', movementType: 'DEBIT' };
       t.clock.advance(1000);
       const w1 = await transfer(a, shopKey, 25.5, 'order-0001');
       t.clock.advance(1000);
       const failed = await transfer(a, rejectKey, 3, 'order-0002');
       t.clock.advance(1000);
       assert.deepEqual(await settle(), { settled: 1, failed: 1 });
-      e.w1 = {
-        ...out,
-        transactionId: String(w1.id),
-        externalId: 'order-0001',
-        originalAmount: 25.5,
-        finalAmount: 25.5,
-        endToEndId: w1.endToEndId,
-        createdAt: iso(start + 1000),
-        processedAt: iso(start + 3000),
-        counterpart: shopCounterpart,
-      };
-      e.failed = {
-        ...out,
-        transactionId: String(failed.id),
-        externalId: 'order-0002',
-        status: 'Error',
-        originalAmount: 3,
-        finalAmount: 3,
-        endToEndId: failed.endToEndId,
-        createdAt: iso(start + 2000),
-        processedAt: iso(start + 3000),
+      e.w1 = listView({ ...out, id: w1.id, externalId: 'order-0001', amount: 25.5, endToEndId: w1.endToEndId, createdAt: start + 1000, processedAt: start + 3000, counterpart: shopCounterpart });
+      e.failed = listView({
+        ...out, id: failed.id, externalId: 'order-0002', status: 'Error', amount: 3, endToEndId: failed.endToEndId, createdAt: start + 2000, processedAt: start + 3000,
         counterpart: { name: 'Recusa SA', document: '11.222.333/****-**', bank: { bankISPB: '11111111', bankName: null, bankCode: null, accountBranch: null, accountNumber: null } },
-      };
+      });
       t.clock.advance(1000);
       const back = await refundBack(w1.endToEndId, '1.00');
-      e.refundOut = {
-        ...base,
-        transactionId: String(back.transactionId),
-        operationType: 'Refund out',
-        movementType: 'CREDIT',
-        originalAmount: 1,
-        finalAmount: 1,
-        endToEndId: back.endToEndId,
-        createdAt: iso(start + 4000),
-        processedAt: iso(start + 4000),
-        counterpart: shopCounterpart,
-      };
+      e.refundOut = listView({
+        id: back.transactionId, operationType: 'Refund out', movementType: 'CREDIT', amount: 1, endToEndId: back.endToEndId, createdAt: start + 4000, processedAt: start + 4000, counterpart: shopCounterpart,
+      });
       t.clock.advance(1000);
       const w2 = await transfer(a, shopKey, 0.01, 'order-0003');
-      e.w2 = {
-        ...out,
-        transactionId: String(w2.id),
-        externalId: 'order-0003',
-        status: 'Pendente',
-        originalAmount: 0.01,
-        finalAmount: 0.01,
-        endToEndId: w2.endToEndId,
-        createdAt: iso(start + 5000),
-        processedAt: null,
-        counterpart: shopCounterpart,
-      };
+      e.w2 = listView({ ...out, id: w2.id, externalId: 'order-0003', status: 'Pendente', amount: 0.01, endToEndId: w2.endToEndId, createdAt: start + 5000, processedAt: null, counterpart: shopCounterpart });
     });
 
     it('answers every kind in the list view, newest first, with the default metadata', async () => {

@@ -2,16 +2,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { assertError, errorMessage } from '../../../test/assertions.ts';
-import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
-import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { masked, notifyDue, receivePayload } from '../../../test/events.ts';
+import { createClient, evpKey, incomingPix, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
-import { enqueue, enqueueMany } from '../notifications/repo.ts';
+import { enqueue } from '../notifications/repo.ts';
 import { Worker } from '../../worker/worker.ts';
 import { deliverDue, LEASE_MS, MAX_ATTEMPTS, RETRY_DELAYS_MS, RETRY_JITTER, retryDelayMs } from './delivery.ts';
 import { insertLog } from './repo.ts';
 import { WebhookSender, type Attempt, type Message } from './sender.ts';
 
-const masked = (cpf: string) => `***.${cpf.slice(3, 6)}.${cpf.slice(6, 9)}-**`;
 
 describe('retryDelayMs', () => {
   it('about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h within ±10%, then null (8 attempts in all)', () => {
@@ -53,21 +53,10 @@ describe('webhook delivery', () => {
   /** A client with an EVP key, and a helper that makes a PIX arrive on it. */
   async function receiver(): Promise<TestClient & { pixKey: string }> {
     const client = await createClient(t);
-    const key = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    assert.equal(key.statusCode, 201, key.body);
-    return { ...client, pixKey: key.json().key };
+    return { ...client, pixKey: await evpKey(t, client.accountId) };
   }
 
-  async function cashIn(client: { pixKey: string }, amount = '12.34', document = randomCpf()) {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey: client.pixKey, amount, payer: { name: 'Pagador Externo', document } },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json<{ transactionId: number; endToEndId: string }>();
-  }
+  const cashIn = (client: { pixKey: string }, amount = '12.34', document = randomCpf()) => incomingPix(t, client.pixKey, amount, { name: 'Pagador Externo', document });
 
   const deliveriesOf = (accountId: number) =>
     t.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', BigInt(accountId)).orderBy('id').execute();
@@ -115,17 +104,7 @@ describe('webhook delivery', () => {
     );
 
     const outbox = await t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(pix.transactionId)).executeTakeFirstOrThrow();
-    const expectedBody = {
-      type: 'RECEIVE',
-      data: {
-        id: pix.transactionId,
-        txId: null,
-        status: 'LIQUIDATED',
-        payment: { amount: '12.34', currency: 'BRL' },
-        endToEndId: pix.endToEndId,
-        debtorAccount: { name: 'Pagador Externo', document: masked(payer) },
-      },
-    };
+    const expectedBody = receivePayload({ id: pix.transactionId, amount: '12.34', endToEndId: pix.endToEndId, debtor: { name: 'Pagador Externo', document: masked(payer) } });
     for (const [r, key] of [[got[0]!, 'key-a'], [got[1]!, 'key-b']] as const) {
       assert.equal(r.headers['content-type'], 'application/json');
       assert.equal(r.headers['x-api-key'], key);
@@ -471,19 +450,7 @@ describe('webhook delivery', () => {
 
     async function dueDeliveries(client: TestClient, path: string, count: number) {
       await register(client, path);
-      const now = t.clock.now();
-      await t.db.transaction().execute((trx) =>
-        enqueueMany(
-          trx,
-          Array.from({ length: count }, (_, i) => ({
-            accountId: BigInt(client.accountId),
-            eventType: 'cash_in' as const,
-            transactionId: null,
-            payload: { type: 'RECEIVE' as const, data: { n: i } },
-            now,
-          })),
-        ),
-      );
+      await notifyDue(t, client.accountId, count);
       assert.equal((await deliveriesOf(client.accountId)).length, count);
     }
 

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { after, before, describe, it } from 'node:test';
 import { assertError } from '../../../test/assertions.ts';
-import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
-import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
+import { createClient, evpKey, incomingPix, type TestClient } from '../../../test/factories.ts';
+import { startTestApp, type TestApp } from '../../../test/harness.ts';
+import { startWebhookReceiver, webhookMessage, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { DestinationError, guardedLookup, isPublicAddress, parseDestination, SANDBOX_POLICY, STRICT_POLICY } from './destination.ts';
-import { WebhookSender, type Message } from './sender.ts';
+import { WebhookSender } from './sender.ts';
 
 /** Private, loopback, link-local, CGNAT and unique-local destinations, in the spellings that hide them. */
 const PRIVATE_URLS = [
@@ -29,14 +28,6 @@ const PRIVATE_URLS = [
   'https://0.0.0.0/',
   'https://localhost/',
 ];
-
-const message = (url: string): Message => ({
-  url,
-  messageId: `msg_${randomUUID().replaceAll('-', '')}`,
-  body: JSON.stringify({ type: 'RECEIVE', data: {} }),
-  headers: {},
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-});
 
 describe('isPublicAddress', () => {
   it('true for public unicast IPv4 and IPv6 addresses', () => {
@@ -142,17 +133,9 @@ describe('SSRF guard', () => {
   });
 
   it('400 when a resend names a private url in its body', async () => {
-    const key = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    assert.equal(key.statusCode, 201, key.body);
-    const pix = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey: key.json().key, amount: '1.00', payer: { name: 'Pagador', document: randomCpf() } },
-    });
-    assert.equal(pix.statusCode, 201, pix.body);
+    const pix = await incomingPix(t, await evpKey(t, client.accountId), '1.00');
     for (const url of ['https://169.254.169.254/', 'https://[::1]/', `https://localhost:${port}/`]) {
-      const res = await t.app.inject({ method: 'POST', url: `/api/resend-webhook/${pix.json().transactionId}`, headers: client.headers, payload: { url } });
+      const res = await t.app.inject({ method: 'POST', url: `/api/resend-webhook/${pix.transactionId}`, headers: client.headers, payload: { url } });
       assertError(res, 400, /non-public address/);
     }
   });
@@ -166,14 +149,14 @@ describe('SSRF guard', () => {
 
     it('does not connect to the local receiver by name (localhost) or by IP literal', async () => {
       rcv.received.length = 0;
-      const byName = await sender.send(message(`${rcv.origin}/hook`), () => new Date());
+      const byName = await sender.send(webhookMessage(`${rcv.origin}/hook`), () => new Date());
       assert.equal(byName.success, false);
       assert.equal(byName.statusCode, null);
       assert.match(byName.error ?? '', /^non-public address.*WEBHOOK_ALLOW_PRIVATE/);
       assert.equal(byName.failure, 'non-public address');
 
       for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '2130706433']) {
-        const byIp = await sender.send(message(`https://${host}:${port}/hook`), () => new Date());
+        const byIp = await sender.send(webhookMessage(`https://${host}:${port}/hook`), () => new Date());
         assert.equal(byIp.success, false);
         assert.equal(byIp.statusCode, null);
         assert.match(byIp.error ?? '', /^non-public address.*WEBHOOK_ALLOW_PRIVATE/);
@@ -185,7 +168,7 @@ describe('SSRF guard', () => {
       rcv.received.length = 0;
       const allowed = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
       try {
-        const attempt = await allowed.send(message(`${rcv.origin}/hook`), () => new Date());
+        const attempt = await allowed.send(webhookMessage(`${rcv.origin}/hook`), () => new Date());
         assert.equal(attempt.success, true, attempt.error ?? '');
         assert.equal(rcv.received.length, 1);
       } finally {
@@ -201,14 +184,14 @@ describe('SSRF guard', () => {
       request.path === '/long-ok' ? { status: 200, body: long } : request.path === '/long-error' ? { status: 500, body: `boom ${long}` } : 200;
     const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
     try {
-      const sent = message(`${rcv.origin}/long-ok`);
+      const sent = webhookMessage(`${rcv.origin}/long-ok`);
       const ok = await sender.send(sent, () => new Date());
       assert.deepEqual([ok.success, ok.statusCode, ok.error], [true, 200, null]);
-      const failed = await sender.send(message(`${rcv.origin}/long-error`), () => new Date());
+      const failed = await sender.send(webhookMessage(`${rcv.origin}/long-error`), () => new Date());
       assert.deepEqual([failed.success, failed.statusCode], [false, 500]);
       assert.equal(failed.error, 'HTTP 500');
       // The sender goes on delivering after both.
-      assert.equal((await sender.send(message(`${rcv.origin}/after`), () => new Date())).success, true);
+      assert.equal((await sender.send(webhookMessage(`${rcv.origin}/after`), () => new Date())).success, true);
       const [received] = rcv.received;
       assert.deepEqual(new Webhook(sent.secrets[0]!).verify(received!.body, received!.headers), JSON.parse(sent.body));
     } finally {
@@ -222,7 +205,7 @@ describe('SSRF guard', () => {
     rcv.respond = (request) => (request.path === '/redirect' ? { status: 302, headers: { location: `https://localhost:${port}/internal` } } : 200);
     const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 2000 });
     try {
-      const attempt = await sender.send(message(`${rcv.origin}/redirect`), () => new Date());
+      const attempt = await sender.send(webhookMessage(`${rcv.origin}/redirect`), () => new Date());
       assert.equal(attempt.success, false);
       assert.equal(attempt.statusCode, 302);
       assert.equal(attempt.error, 'HTTP 302');

@@ -3,12 +3,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { notifyDue } from '../../../test/events.ts';
 import { createClient, type TestClient } from '../../../test/factories.ts';
 import { onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type ReceiverAnswer, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
-import { Worker } from '../../worker/worker.ts';
+import { Worker, type WorkerOptions } from '../../worker/worker.ts';
 import { deliverDue } from './delivery.ts';
-import { enqueueMany } from '../notifications/repo.ts';
 import { allocate, breakerChanges, type DestinationState } from './fairness.ts';
 import { WebhookSender, type Attempt } from './sender.ts';
 
@@ -105,22 +105,13 @@ describe('fair delivery', () => {
     assert.equal(res.statusCode, 201, res.body);
   }
 
-  /** `count` cash_in notifications for the account, each with its deliveries, due now. */
-  async function notify(client: TestClient, count: number, data: (i: number) => Record<string, unknown> = (i) => ({ n: i })) {
-    const now = t.clock.now();
-    await t.db.transaction().execute((trx) =>
-      enqueueMany(
-        trx,
-        Array.from({ length: count }, (_, i) => ({
-          accountId: BigInt(client.accountId),
-          eventType: 'cash_in' as const,
-          transactionId: null,
-          payload: { type: 'RECEIVE' as const, data: data(i) },
-          now,
-        })),
-      ),
+  const notify = (client: TestClient, count: number, data?: (i: number) => Record<string, unknown>) => notifyDue(t, client.accountId, count, data);
+
+  /** Two workers on this database, each sending through `sender(i)`, polling every 20 ms. */
+  const twoWorkers = (sender: (i: number) => WebhookSender, options: Pick<WorkerOptions, 'delivery'> = {}) =>
+    [0, 1].map(
+      (i) => new Worker({ db: t.db, clock: t.clock, ispb: '99999999', settlementDelayMs: 1000, log: silent, webhookSender: sender(i), deliveryPollMs: 20, ...options }),
     );
-  }
 
   const deliveriesOf = (client: TestClient) =>
     t.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', BigInt(client.accountId)).orderBy('id').execute();
@@ -161,18 +152,7 @@ describe('fair delivery', () => {
     const released = new Promise<ReceiverAnswer>((resolve) => (release = () => resolve(200)));
     slow.respond = () => released;
     const flood = inFlight();
-    const workers = [0, 1].map(
-      (i) =>
-        new Worker({
-          db: t.db,
-          clock: t.clock,
-          ispb: '99999999',
-          settlementDelayMs: 1000,
-          log: silent,
-          webhookSender: flood.wrap(new WebhookSender({ allowPrivate: true, caFile, timeoutMs: 1500 }), i, (url) => url.includes('/flood/')),
-          deliveryPollMs: 20,
-        }),
-    );
+    const workers = twoWorkers((i) => flood.wrap(new WebhookSender({ allowPrivate: true, caFile, timeoutMs: 1500 }), i, (url) => url.includes('/flood/')));
     try {
       await notify(attacker, 60);
       for (const w of workers) w.start();
@@ -217,19 +197,7 @@ describe('fair delivery', () => {
     // database, keeps the two under it and each destination under its own.
     const limits = { perDestination: 3, perAccount: 5 };
     const { seen, wrap } = inFlight();
-    const workers = [0, 1].map(
-      (i) =>
-        new Worker({
-          db: t.db,
-          clock: t.clock,
-          ispb: '99999999',
-          settlementDelayMs: 1000,
-          log: silent,
-          webhookSender: wrap(new WebhookSender({ allowPrivate: true, caFile, timeoutMs: 3000 }), i, () => true),
-          deliveryPollMs: 20,
-          delivery: { concurrency: 4, limits },
-        }),
-    );
+    const workers = twoWorkers((i) => wrap(new WebhookSender({ allowPrivate: true, caFile, timeoutMs: 3000 }), i, () => true), { delivery: { concurrency: 4, limits } });
     try {
       for (const w of workers) w.start();
       await fast.waitFor(fast.received.length + 80, 20_000);

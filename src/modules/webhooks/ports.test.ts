@@ -1,20 +1,11 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { assertError } from '../../../test/assertions.ts';
-import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
-import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
-import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
+import { createClient, evpKey, incomingPix, type TestClient } from '../../../test/factories.ts';
+import { startTestApp, type TestApp } from '../../../test/harness.ts';
+import { startWebhookReceiver, webhookMessage, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { DestinationError, guardedLookup, parseDestination, type DestinationPolicy } from './destination.ts';
-import { WebhookSender, type Message } from './sender.ts';
-
-const message = (url: string): Message => ({
-  url,
-  messageId: `msg_${randomUUID().replaceAll('-', '')}`,
-  body: JSON.stringify({ type: 'RECEIVE', data: {} }),
-  headers: {},
-  secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'],
-});
+import { WebhookSender } from './sender.ts';
 
 /** Production's policy with private destinations allowed: private ones get no port exemption there. */
 const PRODUCTION_PRIVATE: DestinationPolicy = { allowPrivate: true, allowedPorts: [], anyPortWhenPrivate: false };
@@ -100,17 +91,10 @@ describe('destination rules at registration, resend and delivery', () => {
 
   it('a resend to a port not allowed is refused before anything is sent, naming the setting', async () => {
     const { t, client } = await app({});
-    const key = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    const pix = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey: key.json().key, amount: '1.00', payer: { name: 'Pagador', document: randomCpf() } },
-    });
-    assert.equal(pix.statusCode, 201, pix.body);
+    const pix = await incomingPix(t, await evpKey(t, client.accountId), '1.00');
     const res = await t.app.inject({
       method: 'POST',
-      url: `/api/resend-webhook/${pix.json().transactionId}`,
+      url: `/api/resend-webhook/${pix.transactionId}`,
       headers: client.headers,
       payload: { url: 'https://8.8.8.8:22/' },
     });
@@ -123,12 +107,12 @@ describe('destination rules at registration, resend and delivery', () => {
     const sandbox = new WebhookSender({ policy: SANDBOX, caFile: rcv.caFile, timeoutMs: 2000 });
     try {
       for (const url of [`${rcv.origin}/by-name`, `https://127.0.0.1:${port}/by-ip`]) {
-        const refused = await refusing.send(message(url), () => new Date());
+        const refused = await refusing.send(webhookMessage(url), () => new Date());
         assert.deepEqual([refused.success, refused.statusCode, refused.failure], [false, null, 'port not allowed'], url);
         assert.match(refused.error ?? '', /^port not allowed.*WEBHOOK_ALLOWED_PORTS/);
       }
       assert.equal(rcv.received.length, 0, 'nothing was sent');
-      const sent = await sandbox.send(message(`${rcv.origin}/by-name`), () => new Date());
+      const sent = await sandbox.send(webhookMessage(`${rcv.origin}/by-name`), () => new Date());
       assert.equal(sent.success, true, sent.error ?? '');
     } finally {
       await refusing.close();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { assertError } from '../../../test/assertions.ts';
-import { createClient, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { createClient, incomingPix, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { deliverDue } from './delivery.ts';
@@ -293,13 +293,7 @@ describe('webhook registrations', () => {
     /** A cash_in for `client`, delivered to the receiver; returns what the receiver got. */
     async function deliverCashIn(client: TestClient, pixKey: string) {
       const before = rcv.received.length;
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/sandbox/pix/incoming',
-        headers: adminHeaders,
-        payload: { pixKey, amount: '3.00', payer: { name: 'Pagador', document: randomCpf() } },
-      });
-      assert.equal(res.statusCode, 201, res.body);
+      await incomingPix(t, pixKey, '3.00');
       const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 3000 });
       try {
         assert.equal(await deliverDue({ db: t.db, clock: t.clock, sender }), 1);

@@ -9,7 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { buildApp } from '../../app.ts';
 import { MemoryRateLimiter, RedisRateLimiter } from '../../http/rate-limit.ts';
 import { assertError } from '../../../test/assertions.ts';
-import { createClient, creditAccount, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { createClient, creditAccount, evpKey, incomingPix, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { redisAnswers, TEST_REDIS_URL } from '../../../test/redis.ts';
@@ -51,22 +51,8 @@ describe('POST /api/resend-webhook/{transactionIdentifier}', () => {
   const outboxOf = (transactionId: number) =>
     t.db.selectFrom('outbox').selectAll().where('transaction_id', '=', BigInt(transactionId)).orderBy('id', 'desc').executeTakeFirstOrThrow();
 
-  async function withKey(client: TestClient) {
-    const key = await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-    assert.equal(key.statusCode, 201, key.body);
-    return { ...client, pixKey: key.json().key as string };
-  }
-
-  async function cashIn(pixKey: string) {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey, amount: '7.50', payer: { name: 'Pagador Externo', document: randomCpf() } },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    return res.json<{ transactionId: number; endToEndId: string }>();
-  }
+  const withKey = async (client: TestClient) => ({ ...client, pixKey: await evpKey(t, client.accountId) });
+  const cashIn = (pixKey: string) => incomingPix(t, pixKey, '7.50', { name: 'Pagador Externo' });
 
   async function sendTransfer(client: TestClient, externalId: string) {
     const dest = await t.app.inject({
@@ -366,15 +352,8 @@ describe('resend rate limiters', () => {
         t = await startTestApp({ env });
         second = await buildApp({ config: testConfig(env), db: t.db, clock: t.clock, logLevel: false });
         const created = await createClient(t);
-        const pixKey = await t.app.inject({ method: 'POST', url: `/admin/accounts/${created.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } });
-        const pix = await t.app.inject({
-          method: 'POST',
-          url: '/sandbox/pix/incoming',
-          headers: adminHeaders,
-          payload: { pixKey: pixKey.json().key, amount: '1.00', payer: { name: 'Pagador', document: randomCpf() } },
-        });
-        assert.equal(pix.statusCode, 201, pix.body);
-        client = { ...created, transactionId: pix.json().transactionId };
+        const pix = await incomingPix(t, await evpKey(t, created.accountId), '1.00');
+        client = { ...created, transactionId: pix.transactionId };
         // Account ids start at 1 in every fresh test database: forget what an earlier run counted.
         redis = new Redis(TEST_REDIS_URL);
         await redis.del(key());

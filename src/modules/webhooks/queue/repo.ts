@@ -6,8 +6,9 @@
  * one statement; a claim that marks a destination held after a record freed one of its slots
  * sees that record's `wakes` and does not overwrite its wake.
  */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../../db/client.ts';
+import type { DB } from '../../../db/schema.ts';
 import { prepared } from '../../../db/prepared.ts';
 
 export interface DestinationRow {
@@ -163,20 +164,13 @@ export interface DeliveryState {
   next: string;
 }
 
-export interface LogEntry {
+/** A webhook_logs row as `record` reads it from JSON: ids and time as text, no id of its own, never a resend. */
+export type LogEntry = Omit<Selectable<DB['webhook_logs']>, 'id' | 'account_id' | 'delivery_id' | 'transaction_id' | 'is_resend' | 'created_at'> & {
   account_id: string;
   delivery_id: string;
   transaction_id: string | null;
-  event_type: string;
-  url: string;
-  message_id: string;
-  attempt: number;
-  status_code: number | null;
-  success: boolean;
-  duration_ms: number;
-  error: string | null;
   created_at: string;
-}
+};
 
 export interface BreakerUpdate {
   destinationId: bigint;
