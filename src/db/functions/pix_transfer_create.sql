@@ -19,16 +19,10 @@ CREATE OR REPLACE FUNCTION pix_transfer_create(
   p_now               timestamptz,
   p_available_id      bigint,
   p_blocked_id        bigint
-) RETURNS TABLE (
-  outcome                  transfer_create_outcome,
-  transfer_id              bigint,
-  transfer_end_to_end_id   text,
-  transfer_amount_centavos bigint,
-  transfer_status          transaction_status,
-  transfer_accepted_at     timestamptz
-)
+) RETURNS transfer_create_result
 LANGUAGE plpgsql AS $$
 DECLARE
+  r             transfer_create_result;
   v_existing    idempotency_keys%ROWTYPE;
   v_key         dict_keys%ROWTYPE;
   v_ledger_tx   bigint;
@@ -45,25 +39,23 @@ BEGIN
    WHERE account_id = p_account_id AND key = p_idempotency_key;
   IF FOUND AND v_existing.expires_at > p_now THEN
     IF v_existing.request_hash <> p_request_hash THEN
-      outcome := 'idempotency_mismatch';
+      r.outcome := 'idempotency_mismatch';
     ELSE
-      outcome := 'replay';
-      transfer_id := v_existing.transaction_id;
-      transfer_end_to_end_id := v_existing.end_to_end_id;
-      transfer_amount_centavos := v_existing.amount_centavos;
-      transfer_status := v_existing.transaction_status;
-      transfer_accepted_at := v_existing.created_at;
+      r.outcome := 'replay';
+      r.transfer_id := v_existing.transaction_id;
+      r.transfer_end_to_end_id := v_existing.end_to_end_id;
+      r.transfer_amount_centavos := v_existing.amount_centavos;
+      r.transfer_status := v_existing.transaction_status;
+      r.transfer_accepted_at := v_existing.created_at;
     END IF;
-    RETURN NEXT;
-    RETURN;
+    RETURN r;
   END IF;
 
   -- No answer yet and another transaction holding this key: the first request is still in
   -- flight. 409 at once, instead of waiting on the unique index.
   IF NOT v_locked THEN
-    outcome := 'in_flight';
-    RETURN NEXT;
-    RETURN;
+    r.outcome := 'in_flight';
+    RETURN r;
   END IF;
   IF v_existing.key IS NOT NULL THEN
     -- This key was used more than 24 hours ago and may be used again.
@@ -72,17 +64,16 @@ BEGIN
 
   SELECT * INTO v_key FROM dict_keys WHERE key = p_pix_key;
   IF NOT FOUND THEN
-    outcome := 'key_not_found';
+    r.outcome := 'key_not_found';
   ELSIF v_key.account_id = p_account_id THEN
-    outcome := 'own_key';
+    r.outcome := 'own_key';
   ELSIF p_ispb_deny IS NOT NULL AND v_key.ispb = ANY (p_ispb_deny) THEN
-    outcome := 'ispb_denied';
+    r.outcome := 'ispb_denied';
   ELSIF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
-    outcome := 'creditor_mismatch';
+    r.outcome := 'creditor_mismatch';
   END IF;
-  IF outcome IS NOT NULL THEN
-    RETURN NEXT;
-    RETURN;
+  IF r.outcome IS NOT NULL THEN
+    RETURN r;
   END IF;
   -- The transfer's externalId is the one given or else its idempotency key. One probe tells
   -- whether another transfer of the account already holds it: a given one is then refused; a
@@ -93,9 +84,8 @@ BEGIN
     SELECT 1 FROM transactions WHERE account_id = p_account_id AND external_id = v_external_id AND type = 'WITHDRAW'
   ) THEN
     IF p_external_id IS NOT NULL THEN
-      outcome := 'external_id_taken';
-      RETURN NEXT;
-      RETURN;
+      r.outcome := 'external_id_taken';
+      RETURN r;
     END IF;
     v_external_id := NULL;
   END IF;
@@ -105,9 +95,8 @@ BEGIN
   -- holds the money (the batch looked them up for all its items at once).
   v_ledger_tx := ledger_post('transfer_hold', p_end_to_end_id, NULL, p_available_id, p_blocked_id, p_amount_centavos, p_now);
   IF v_ledger_tx IS NULL THEN
-    outcome := 'insufficient_funds';
-    RETURN NEXT;
-    RETURN;
+    r.outcome := 'insufficient_funds';
+    RETURN r;
   END IF;
 
   INSERT INTO transactions (
@@ -135,12 +124,12 @@ BEGIN
     p_now, p_now + interval '24 hours'
   )
   RETURNING transaction_id, end_to_end_id, amount_centavos, transaction_status, created_at
-       INTO transfer_id, transfer_end_to_end_id, transfer_amount_centavos, transfer_status, transfer_accepted_at;
+       INTO r.transfer_id, r.transfer_end_to_end_id, r.transfer_amount_centavos, r.transfer_status, r.transfer_accepted_at;
 
   IF p_priority = 'HIGH' THEN
     PERFORM pg_notify('pix_settlement', v_tx_id::text);
   END IF;
-  outcome := 'created';
-  RETURN NEXT;
+  r.outcome := 'created';
+  RETURN r;
 END;
 $$;

@@ -16,15 +16,7 @@
 -- PostgreSQL estimates any jsonb_to_recordset at 100 rows, for which joins hash sequential
 -- scans of ledger_accounts, while a batch holds a few items.
 CREATE OR REPLACE FUNCTION pix_transfer_create_batch(p_items jsonb)
-RETURNS TABLE (
-  ord                      integer,
-  outcome                  transfer_create_outcome,
-  transfer_id              bigint,
-  transfer_end_to_end_id   text,
-  transfer_amount_centavos bigint,
-  transfer_status          transaction_status,
-  transfer_accepted_at     timestamptz
-)
+RETURNS TABLE (ord integer, result transfer_create_result)
 LANGUAGE plpgsql AS $$
 DECLARE
   it record;
@@ -43,11 +35,11 @@ BEGIN
     IF it.available_id IS NULL OR it.blocked_id IS NULL THEN
       RAISE EXCEPTION 'account % has no ledger accounts (or no blocked shard %)', it.account_id, it.hold_shard;
     END IF;
-    RETURN QUERY SELECT it.ord, c.outcome, c.transfer_id, c.transfer_end_to_end_id, c.transfer_amount_centavos,
-                        c.transfer_status, c.transfer_accepted_at
-      FROM pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
-                               it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
-                               it.end_to_end_id, it.now, it.available_id, it.blocked_id) c;
+    ord := it.ord;
+    result := pix_transfer_create(it.account_id, it.idempotency_key, it.request_hash, it.amount, it.pix_key, it.priority,
+                                  it.expiration, it.creditor_document, it.ispb_deny, it.description, it.external_id,
+                                  it.end_to_end_id, it.now, it.available_id, it.blocked_id);
+    RETURN NEXT;
   END LOOP;
 END;
 $$;

@@ -24,6 +24,16 @@ CREATE TYPE transfer_create_outcome AS ENUM (
   'creditor_mismatch', 'external_id_taken', 'insufficient_funds'
 );
 CREATE TYPE settlement_outcome AS ENUM ('settled', 'failed');
+-- What pix_transfer_create returns for a transfer, and pix_transfer_create_batch for each item:
+-- the outcome and, for 'created' and 'replay', the stored answer's columns (null otherwise).
+CREATE TYPE transfer_create_result AS (
+  outcome                  transfer_create_outcome,
+  transfer_id              bigint,
+  transfer_end_to_end_id   text,
+  transfer_amount_centavos bigint,
+  transfer_status          transaction_status,
+  transfer_accepted_at     timestamptz
+);
 
 CREATE TABLE accounts (
   id                 bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

@@ -120,8 +120,7 @@ export async function createTransfers(
 ): Promise<CreateResult[]> {
   const items = rows.map((row, ord) => batchItem(row, ord, holdShard(row)));
   const result = await prepared('transfer_create_batch', sql<BatchRow>`
-    select ord, outcome, transfer_id, transfer_end_to_end_id, transfer_amount_centavos, transfer_status, transfer_accepted_at
-      from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`).execute(db);
+    select ord, (result).* from pix_transfer_create_batch(${JSON.stringify(items)}::jsonb)`).execute(db);
   const answers: CreateResult[] = new Array(rows.length);
   for (const r of result.rows) answers[r.ord] = createResult(r);
   for (let i = 0; i < rows.length; i++) if (!answers[i]) throw new Error(`pix_transfer_create_batch gave no answer for item ${i}`);
