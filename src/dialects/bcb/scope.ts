@@ -54,8 +54,8 @@ export function accessDenied(error: AppError): BcbProblem {
 export function toProblem(error: FastifyError, request: FastifyRequest): BcbProblem {
   if (error instanceof BcbProblem) return error;
   const names = request.routeOptions.config.bcbProblems ?? {};
-  if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 403)) return accessDenied(error);
   const classified = classifyError(error, request);
+  if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 403)) return accessDenied(error);
   if (classified.validation) {
     const { errors, context } = classified.validation;
     const data = (request as unknown as Record<string, unknown>)[context === 'querystring' ? 'query' : context];
