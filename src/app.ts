@@ -8,6 +8,8 @@ import { ConfigError, type Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import { accountAuthentication, adminAuthentication, FAILED_ADMIN_TOKENS_PER_MINUTE } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
+import { PROBLEM_SCHEMAS, sendProblem } from './dialects/bcb/problems.ts';
+import { BCB_PREFIX, bcbScope, isBcbPath, problemOfBody } from './dialects/bcb/scope.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
@@ -103,8 +105,11 @@ function httpsOptions(config: Config) {
   };
 }
 
-/** A Fastify server with the service's plumbing: limits, request ids, validation, the error shape. */
-function createServer(deps: AppDeps, https: ReturnType<typeof httpsOptions>) {
+/**
+ * A Fastify server with the service's plumbing (limits, request ids, validation, the error
+ * shape) and no routes: the listeners start from it, and tests mount a scope of their own on it.
+ */
+export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, https: ReturnType<typeof httpsOptions> = null) {
   const app = Fastify({
     ...(https ? { https } : {}),
     logger:
@@ -125,7 +130,9 @@ function createServer(deps: AppDeps, https: ReturnType<typeof httpsOptions>) {
       const status = error.code === 'FST_ERR_BAD_URL' ? 400 : error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 414 : 500;
       const message = status === 400 ? 'The URL is not valid (bad percent-encoding)' : status === 414 ? 'A path parameter is too long' : 'Internal server error';
       const code = status === 400 ? 'INVALID_URL' : status === 414 ? 'PARAMETER_TOO_LONG' : 'INTERNAL_ERROR';
-      void (reply as FastifyReply).header('x-request-id', request.id).status(status).send(errorBody(status, message, code));
+      const body = errorBody(status, message, code);
+      if (isBcbPath(request.url)) return void sendProblem(request, reply as FastifyReply, problemOfBody(body));
+      void (reply as FastifyReply).header('x-request-id', request.id).status(status).send(body);
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -137,6 +144,7 @@ function createServer(deps: AppDeps, https: ReturnType<typeof httpsOptions>) {
   registerErrorHandling(app);
   registerNulGuard(app);
   app.addSchema(ErrorBodySchema);
+  for (const schema of PROBLEM_SCHEMAS) app.addSchema(schema);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
@@ -223,6 +231,8 @@ async function registerRoutes(deps: AppDeps, parts: Parts): Promise<void> {
   await main.register(healthRoutes({ db }));
   await main.register(authRoutes({ db, clock, tokens, trust, secrets }));
   await main.register(accountRoutes(deps, services));
+  // BCB's API Pix: its operations register into this scope as they come.
+  await main.register(bcbScope(), { prefix: BCB_PREFIX });
   await registerOperatorRoutes(deps, parts, services);
 }
 

@@ -119,37 +119,58 @@ function logUnavailable(request: FastifyRequest, error: unknown): void {
   busyLog.lastMs = now;
 }
 
+/** What an error answers, whatever the dialect writes it as: the seed's body and any headers. */
+export interface ClassifiedError {
+  readonly body: ErrorBody;
+  readonly headers: Record<string, string> | undefined;
+  /** Fastify's validation errors and the part they were found in, when validation refused the request. */
+  readonly validation?: { readonly errors: NonNullable<FastifyError['validation']>; readonly context: string };
+}
+
+/**
+ * The one mapping from a thrown error to a status, code and message, with the logging each kind
+ * needs; each dialect's error handler writes the result in its own shape.
+ */
+export function classifyError(error: FastifyError, request: FastifyRequest): ClassifiedError {
+  if (error instanceof AppError) {
+    if (error.context) request.log.info({ code: error.code, context: error.context }, error.message);
+    return { body: errorBody(error.statusCode, error.message, error.code), headers: error.headers };
+  }
+  if (error.validation) {
+    const validation = { errors: error.validation, context: error.validationContext ?? 'request' };
+    return { body: errorBody(400, validationMessage(error), 'VALIDATION_FAILED'), headers: undefined, validation };
+  }
+  const client = frameworkClientError(error);
+  if (client) return { body: client, headers: undefined };
+  // SQLSTATE class 22 (data exception) comes from a value the database could not take: input
+  // that got past validation. A safety net: answer 400, and log it so validation can be mended.
+  if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
+    request.log.warn({ err: error }, 'database refused a value from the request');
+    return { body: errorBody(400, 'A value in the request is not acceptable', 'VALUE_NOT_ACCEPTED'), headers: undefined };
+  }
+  if (isDatabaseUnavailable(error)) {
+    logUnavailable(request, error);
+    const message = 'The service is briefly unavailable; retry (with the same x-idempotency-key)';
+    return { body: errorBody(503, message, 'SERVICE_UNAVAILABLE'), headers: { 'retry-after': '1' } };
+  }
+  request.log.error({ err: error }, 'unhandled error');
+  return { body: errorBody(500, 'Internal server error', 'INTERNAL_ERROR'), headers: undefined };
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof AppError) {
-      if (error.context) request.log.info({ code: error.code, context: error.context }, error.message);
-      if (error.headers) void reply.headers(error.headers);
-      return reply.status(error.statusCode).send(errorBody(error.statusCode, error.message, error.code));
-    }
-    if (error.validation) {
-      return reply.status(400).send(errorBody(400, validationMessage(error), 'VALIDATION_FAILED'));
-    }
-    const client = frameworkClientError(error);
-    if (client) return reply.status(client.statusCode).send(client);
-    // SQLSTATE class 22 (data exception) comes from a value the database could not take: input
-    // that got past validation. A safety net: answer 400, and log it so validation can be mended.
-    if (typeof (error as { code?: unknown }).code === 'string' && /^22[0-9A-Z]{3}$/.test((error as { code: string }).code)) {
-      request.log.warn({ err: error }, 'database refused a value from the request');
-      return reply.status(400).send(errorBody(400, 'A value in the request is not acceptable', 'VALUE_NOT_ACCEPTED'));
-    }
-    if (isDatabaseUnavailable(error)) {
-      logUnavailable(request, error);
-      void reply.header('retry-after', '1');
-      return reply.status(503).send(errorBody(503, 'The service is briefly unavailable; retry (with the same x-idempotency-key)', 'SERVICE_UNAVAILABLE'));
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return reply.status(500).send(errorBody(500, 'Internal server error', 'INTERNAL_ERROR'));
+    const { body, headers } = classifyError(error, request);
+    if (headers) void reply.headers(headers);
+    return reply.status(body.statusCode).send(body);
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND'));
+    void reply.status(404).send(routeNotFound(request));
   });
 }
+
+export const routeNotFound = (request: FastifyRequest) =>
+  errorBody(404, `Route ${request.method} ${request.url.split('?')[0]} not found`, 'ROUTE_NOT_FOUND');
 
 /** PostgreSQL text cannot hold NUL characters: refused up front, naming where they were found. */
 /** NUL, and lone UTF-16 surrogates ("\ud800" in JSON), which no text column can store. */

@@ -13,10 +13,12 @@ function makeAjv(options: Options): Ajv {
 /**
  * Bodies are validated exactly as sent: "10" is not the number 10 and unknown fields of a
  * closed schema are refused. Query strings and paths are text by nature, so they are coerced.
+ * The seed dialect reports the first violation; `allErrors` (the BCB dialect's scope) finds them all.
  */
-export function registerValidation(app: FastifyInstance): void {
-  const bodies = makeAjv({ coerceTypes: false });
-  const text = makeAjv({ coerceTypes: 'array' });
+export function registerValidation(app: FastifyInstance, options: { allErrors?: boolean } = {}): void {
+  const allErrors = options.allErrors ?? false;
+  const bodies = makeAjv({ coerceTypes: false, allErrors });
+  const text = makeAjv({ coerceTypes: 'array', allErrors });
   app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodies : text).compile(schema as object),
   );
