@@ -142,7 +142,7 @@ const token: OperationExamples = {
 
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   health: { responses: { 200: { status: 'ok' } } },
-  ready: { responses: { 200: { status: 'ready', migration: 1 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  ready: { responses: { 200: { status: 'ready', migration: 2 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
   createToken: token,
   createOAuthToken: token,
   getBalances: { responses: { 200: { data: [{ eventDate: AT, balanceAmount: balance }] } } },
