@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import { systemClock } from './lib/clock.ts';
-import { createAccount, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate } from './modules/accounts/service.ts';
+import { createAccount, limitClientScopes, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate } from './modules/accounts/service.ts';
 import { resolveKeyEncryptionKey } from './modules/auth/key-encryption.ts';
 import { listSigningKeys, retireSigningKey, rotateSigningKey } from './modules/auth/signing-keys.ts';
 
@@ -14,6 +14,7 @@ export const OPERATOR_USAGE = `Operator commands (same database as the service):
   certificates unlink --account ID --fingerprint SHA256_HEX
   pix-keys add --account ID --type cpf|cnpj|email|phone|evp [--key KEY]
   client-secret rotate --account ID
+  scopes limit --account ID --scopes SCOPE,SCOPE|all
   signing-keys list
   signing-keys rotate
   signing-keys retire --kid KID`;
@@ -49,6 +50,7 @@ const OPTIONS = {
   type: { type: 'string' },
   key: { type: 'string' },
   kid: { type: 'string' },
+  scopes: { type: 'string' },
 } as const;
 
 /** parseArgs reports an unknown option, a stray argument or a missing value as a TypeError: bad usage. */
@@ -99,6 +101,11 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
     case 'client-secret rotate':
       result = await rotateClientSecret(deps, accountId(values));
       break;
+    case 'scopes limit': {
+      const list = required(values, 'scopes');
+      result = await limitClientScopes(deps, accountId(values), list === 'all' ? null : list.split(',').map((s) => s.trim()).filter(Boolean));
+      break;
+    }
     case 'signing-keys list':
       result = { data: await listSigningKeys(db) };
       break;

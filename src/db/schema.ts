@@ -23,6 +23,8 @@ export interface AccountsTable {
   webhook_secret_previous: string | null;
   webhook_secret_rotated_at: Timestamp | null;
   status: ColumnType<string, string | undefined, string>;
+  /** The OAuth scopes an operator limited the client to; null: all of them. */
+  scopes: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   created_at: CreatedAt;
 }
 

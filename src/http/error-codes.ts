@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   CERTIFICATE_MISMATCH: { status: 401, description: 'The client certificate is not the one the access token is bound to' },
   CERTIFICATE_UNLINKED: { status: 401, description: 'The certificate of the access token is no longer linked to the account' },
   CERTIFICATE_EXPIRED: { status: 401, description: 'The client certificate has expired or is not yet valid' },
+  SCOPE_NOT_GRANTED: { status: 403, description: 'The access token does not carry the scope the operation requires' },
   CERTIFICATE_NOT_LINKED: { status: 403, description: 'The certificate is not linked to any account' },
   CERTIFICATE_OTHER_ACCOUNT: { status: 401, description: 'The certificate is linked to another account than the client credentials' },
   INVALID_CLIENT: { status: 401, description: 'Unknown client id or wrong client secret' },

@@ -11,6 +11,8 @@ import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 export interface OperationExamples {
   /** The body of the request. */
   body?: unknown;
+  /** The body by media type, where one operation takes several forms (`body` for the others). */
+  bodies?: Record<string, unknown>;
   /** Path, query and header parameters, by name. */
   params?: Record<string, unknown>;
   /** Answers by status; an error status without one gets the default error of its status. */
@@ -136,13 +138,23 @@ const headers = { 'x-ssl-client-cert': CERT_HEADER };
 const token: OperationExamples = {
   params: headers,
   body: { clientId: 'pix_z7ci1qw0hktup9cizyel0ilz', clientSecret: 'sk_4Qm9...' },
-  responses: { 201: { access_token: 'eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJl', token_type: 'Bearer', expires_in: 1800 } },
+  bodies: { 'application/x-www-form-urlencoded': { grant_type: 'client_credentials', scope: 'cob.write cob.read' } },
+  responses: {
+    200: { access_token: 'eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJl', token_type: 'Bearer', expires_in: 1800, scope: 'cob.write cob.read' },
+    201: { access_token: 'eyJhbGciOiJFZERTQSIsImtpZCI6Ii4uLiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJl', token_type: 'Bearer', expires_in: 1800 },
+  },
   errors: { 400: 'CERTIFICATE_REQUIRED', 401: 'INVALID_CLIENT', 403: 'CERTIFICATE_NOT_LINKED', 429: 'TOO_MANY_FAILED_ATTEMPTS' },
 };
 
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   health: { responses: { 200: { status: 'ok' } } },
-  ready: { responses: { 200: { status: 'ready', migration: 1 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  ready: { responses: { 200: { status: 'ready', migration: 2 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  adminLimitScopes: {
+    params: { accountId: '2' },
+    body: { scopes: ['cob.write', 'cob.read', 'pix.read'] },
+    responses: { 200: { accountId: 2, clientId: 'pix_z7ci1qw0hktup9cizyel0ilz', scopes: ['cob.write', 'cob.read', 'pix.read'] } },
+    errors: { 404: 'ACCOUNT_NOT_FOUND' },
+  },
   createToken: token,
   createOAuthToken: token,
   getBalances: { responses: { 200: { data: [{ eventDate: AT, balanceAmount: balance }] } } },
@@ -403,6 +415,10 @@ export function withExamples<T extends object>(document: T): T {
       }
       if (examples.body !== undefined) {
         for (const media of Object.values(operation.requestBody?.content ?? {})) media.example = examples.body;
+      }
+      for (const [type, body] of Object.entries(examples.bodies ?? {})) {
+        const media = operation.requestBody?.content[type];
+        if (media) media.example = body;
       }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const code = Number(status);

@@ -49,7 +49,7 @@ export function findCertificateHolder(db: DbExecutor, fingerprint: string) {
   return db
     .selectFrom('account_certificates')
     .innerJoin('accounts', 'accounts.id', 'account_certificates.account_id')
-    .select(['accounts.id', 'accounts.client_id', 'accounts.client_secret_hash', 'accounts.client_secret_version', 'accounts.status'])
+    .select(['accounts.id', 'accounts.client_id', 'accounts.client_secret_hash', 'accounts.client_secret_version', 'accounts.status', 'accounts.scopes'])
     .where('account_certificates.fingerprint', '=', fingerprint)
     .executeTakeFirst();
 }
@@ -62,6 +62,12 @@ export async function updateClientSecretHash(db: DbExecutor, accountId: bigint, 
     .where('id', '=', accountId)
     .returning('client_id')
     .executeTakeFirst();
+  return row?.client_id;
+}
+
+/** Limits the OAuth scopes a client may hold (null: all of them); the client id, or undefined when no such account. */
+export async function updateClientScopes(db: DbExecutor, accountId: bigint, scopes: string[] | null): Promise<string | undefined> {
+  const row = await db.updateTable('accounts').set({ scopes }).where('id', '=', accountId).returning('client_id').executeTakeFirst();
   return row?.client_id;
 }
 

@@ -8,6 +8,7 @@ import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { randomAlphanumeric, randomToken } from '../../lib/ids.ts';
 import { isValidPixKey, type PixKeyType } from '../../lib/pix-key.ts';
 import { hashSecret } from '../auth/secrets.ts';
+import { heldScopes, isPixScope } from '../auth/scopes.ts';
 import { createHolderLedgerAccounts } from '../ledger/service.ts';
 import { insertKey } from '../directory/repo.ts';
 import * as repo from './repo.ts';
@@ -157,6 +158,18 @@ export async function registerPixKey(deps: AccountsDeps, accountId: bigint, inpu
     if (!inserted) throw conflict('PIX_KEY_EXISTS', 'This key is already registered in the directory');
     return { key, type: type.toLowerCase() };
   });
+}
+
+/**
+ * Limits the OAuth scopes a client may hold (null: all of them again). Tokens already issued keep
+ * theirs until they expire; the next token request is refused the scopes no longer held.
+ */
+export async function limitClientScopes(deps: AccountsDeps, accountId: bigint, scopes: readonly string[] | null) {
+  const unknown = scopes?.find((scope) => !isPixScope(scope));
+  if (unknown !== undefined) throw badRequest('VALIDATION_FAILED', `scopes: unknown scope ${JSON.stringify(unknown).slice(0, 80)}`);
+  const clientId = await repo.updateClientScopes(deps.db, accountId, scopes === null ? null : heldScopes(scopes));
+  if (!clientId) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
+  return { accountId: Number(accountId), clientId, scopes: heldScopes(scopes) };
 }
 
 export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) {

@@ -112,7 +112,7 @@ describe('auth: token issuance and bearer verification', () => {
         ['clientSecret missing', (x) => ({ clientId: x.clientId }), /clientSecret is required/],
         ['clientId not a string', (x) => ({ clientId: 42, clientSecret: x.clientSecret }), /clientId/],
         ['clientSecret not a string', (x) => ({ clientId: x.clientId, clientSecret: ['x'] }), /clientSecret/],
-        ['extra field', (x) => ({ ...credentials(x), grant_type: 'client_credentials' }), /grant_type is not an allowed property/],
+        ['extra field', (x) => ({ ...credentials(x), grantType: 'client_credentials' }), /grantType is not an allowed property/],
         ['empty clientId', (x) => ({ clientId: '', clientSecret: x.clientSecret }), /clientId/],
       ];
       for (const [name, payload, message] of cases) {

@@ -4,6 +4,8 @@ import type { PresentedCertificate } from '../../http/client-certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { isCurrentlyValid } from '../../lib/certificate.ts';
 import { findCertificateHolder } from '../accounts/repo.ts';
+import { OAuthError } from './oauth.ts';
+import { heldScopes, type PixScope } from './scopes.ts';
 import type { SecretChecks } from './secret-checks.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -25,7 +27,14 @@ export interface TokenDeps {
  * (429 when one is spent), and the secret is hashed. `source` is the caller's address, an IPv6
  * one as its /64 (client-certificate.ts failureSource).
  */
-export async function issueToken(deps: TokenDeps, presented: PresentedCertificate, clientId: string, clientSecret: string, source: string) {
+export async function issueToken(
+  deps: TokenDeps,
+  presented: PresentedCertificate,
+  clientId: string,
+  clientSecret: string,
+  source: string,
+  requested: ReadonlySet<PixScope> | null = null,
+) {
   if (presented.kind === 'absent' || presented.kind === 'malformed') throw badRequest('CERTIFICATE_REQUIRED', presented.reason);
   if (presented.kind === 'untrusted') throw unauthorized('CERTIFICATE_UNTRUSTED', presented.reason);
   const now = () => deps.clock.now().getTime();
@@ -56,6 +65,12 @@ export async function issueToken(deps: TokenDeps, presented: PresentedCertificat
   if (!secretOk || holder.status !== 'ACTIVE') throw unauthorized('INVALID_CLIENT', 'Invalid client credentials');
   await attempt.release();
 
-  const { token, expiresIn } = await deps.tokens.issue(holder.id, cert.thumbprint, holder.client_secret_version);
-  return { access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn };
+  // Only an authenticated client learns which scopes it holds.
+  const held = heldScopes(holder.scopes);
+  const granted = requested ? held.filter((scope) => requested.has(scope)) : held;
+  if (requested && granted.length < requested.size) {
+    throw new OAuthError(400, 'invalid_scope', `The client does not hold the scope ${[...requested].find((s) => !held.includes(s))}`);
+  }
+  const { token, expiresIn } = await deps.tokens.issue(holder.id, cert.thumbprint, holder.client_secret_version, granted);
+  return { token: { access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn }, scopes: granted };
 }

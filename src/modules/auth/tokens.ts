@@ -21,6 +21,8 @@ export interface TokenClaims {
    * account's, and revokes the token. Tokens from before versions existed carry none: 1.
    */
   readonly secretVersion: number;
+  /** `scope`: the OAuth scopes granted (space-separated in the token); none when the claim is absent. */
+  readonly scopes: ReadonlySet<string>;
 }
 
 export class InvalidToken extends Error {
@@ -46,10 +48,10 @@ export class TokenService {
     this.#clock = clock;
   }
 
-  async issue(accountId: bigint, thumbprint: string, secretVersion: number): Promise<{ token: string; expiresIn: number }> {
+  async issue(accountId: bigint, thumbprint: string, secretVersion: number, scopes: readonly string[] = []): Promise<{ token: string; expiresIn: number }> {
     const { kid, key } = await this.#keys.signer();
     const now = seconds(this.#clock);
-    const token = await new SignJWT({ cnf: { 'x5t#S256': thumbprint }, sv: secretVersion })
+    const token = await new SignJWT({ cnf: { 'x5t#S256': thumbprint }, sv: secretVersion, scope: scopes.join(' ') })
       .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: TOKEN_TYPE })
       .setIssuer(ISSUER)
       .setSubject(accountId.toString())
@@ -82,7 +84,15 @@ export class TokenService {
     if (!payload.sub || !/^[1-9]\d{0,18}$/.test(payload.sub)) throw new InvalidToken('Access token is invalid');
     const secretVersion = payload.sv ?? 1;
     if (!Number.isSafeInteger(secretVersion) || (secretVersion as number) < 1) throw new InvalidToken('Access token is invalid');
-    const claims = { accountId: BigInt(payload.sub), thumbprint, fingerprint: thumbprintToFingerprint(thumbprint), secretVersion: secretVersion as number };
+    const scope = payload.scope ?? '';
+    if (typeof scope !== 'string') throw new InvalidToken('Access token is invalid');
+    const claims = {
+      accountId: BigInt(payload.sub),
+      thumbprint,
+      fingerprint: thumbprintToFingerprint(thumbprint),
+      secretVersion: secretVersion as number,
+      scopes: new Set(scope.split(' ').filter(Boolean)),
+    };
     this.#verified.set(token, { ...claims, expiresAtMs: payload.exp! * 1000, kid });
     return claims;
   }

@@ -1,0 +1,147 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../http/errors.ts';
+import { isPixScope, type PixScope } from './scopes.ts';
+
+/** RFC 6749 §5.2 error codes, and `temporarily_unavailable` (its §4.1.2.1) for 429 and 503. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'temporarily_unavailable'
+  | 'server_error';
+
+/** A failure of an OAuth token request, answered as an RFC 6749 §5.2 body. */
+export class OAuthError extends AppError {
+  override name = 'OAuthError';
+  readonly oauthError: OAuthErrorCode;
+  constructor(status: number, error: OAuthErrorCode, description: string) {
+    super(status, 'INVALID_REQUEST', description);
+    this.oauthError = error;
+  }
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+/** A token request is a few short fields. */
+export const FORM_BODY_LIMIT = 8192;
+
+const isForm = (request: FastifyRequest) => (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === FORM;
+
+/** A request that carries `grant_type`, or any form, is an OAuth request, whatever its content type. */
+export function isOAuthRequest(request: FastifyRequest): boolean {
+  const body = request.body;
+  return isForm(request) || (typeof body === 'object' && body !== null && Object.hasOwn(body, 'grant_type'));
+}
+
+/** The form parser of the token routes (Fastify has none): a parameter sent twice is refused (RFC 6749 §3.2). */
+export function registerFormParser(app: FastifyInstance): void {
+  app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
+    const fields: Record<string, string> = {};
+    for (const [name, value] of new URLSearchParams(body as string)) {
+      if (Object.hasOwn(fields, name)) return done(new OAuthError(400, 'invalid_request', `The parameter ${name} is sent more than once`), undefined);
+      fields[name] = value;
+    }
+    done(null, fields);
+  });
+}
+
+/** RFC 6749 §2.3.1: each part is form-urlencoded ("+" a space) before the pair is base64-encoded. */
+const formDecode = (part: string) => decodeURIComponent(part.replaceAll('+', ' '));
+
+function basicCredentials(header: string): { clientId: string; clientSecret: string } {
+  const match = /^Basic +([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  try {
+    if (colon > 0) return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    // A bad percent-encoding: malformed as well.
+  }
+  throw new OAuthError(401, 'invalid_client', 'The Authorization header is not Basic base64(client_id:client_secret)');
+}
+
+export interface OAuthTokenRequest {
+  readonly clientId: string;
+  readonly clientSecret: string;
+  /** The scopes asked for; null when no `scope` was sent (every scope the client holds). */
+  readonly scopes: ReadonlySet<PixScope> | null;
+}
+
+const text = (fields: Record<string, unknown>, name: string): string | undefined => {
+  const value = fields[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new OAuthError(400, 'invalid_request', `${name} must be a string`);
+  return value;
+};
+
+/**
+ * Reads an RFC 6749 §4.4 client-credentials request: the grant type, the client's credentials
+ * (HTTP Basic, or client_id and client_secret in the body, never both: §2.3) and the scopes.
+ * Nothing here touches the database.
+ */
+export function readOAuthRequest(request: FastifyRequest): OAuthTokenRequest {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError(400, 'invalid_request', 'The body must carry grant_type');
+  const fields = body as Record<string, unknown>;
+  const grantType = text(fields, 'grant_type');
+  if (grantType === undefined || grantType === '') throw new OAuthError(400, 'invalid_request', 'grant_type is required');
+  if (grantType !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', 'Only grant_type=client_credentials is supported');
+
+  const formId = text(fields, 'client_id');
+  const formSecret = text(fields, 'client_secret');
+  const header = request.headers.authorization;
+  let credentials: { clientId: string; clientSecret: string };
+  if (header !== undefined) {
+    if (formId !== undefined || formSecret !== undefined) {
+      throw new OAuthError(400, 'invalid_request', 'Authenticate the client one way: HTTP Basic or client_id and client_secret in the body, not both');
+    }
+    credentials = basicCredentials(header);
+  } else if (formId && formSecret) {
+    credentials = { clientId: formId, clientSecret: formSecret };
+  } else {
+    throw new OAuthError(401, 'invalid_client', 'Client authentication is required: HTTP Basic, or client_id and client_secret in the body');
+  }
+  if (credentials.clientId.length > 128 || credentials.clientSecret.length > 256 || !credentials.clientSecret) {
+    throw new OAuthError(401, 'invalid_client', 'Invalid client credentials');
+  }
+
+  const scope = text(fields, 'scope');
+  let scopes: Set<PixScope> | null = null;
+  if (scope !== undefined && scope.trim() !== '') {
+    scopes = new Set();
+    for (const name of scope.split(' ').filter(Boolean)) {
+      if (!isPixScope(name)) throw new OAuthError(400, 'invalid_scope', `Unknown scope ${JSON.stringify(name).slice(0, 80)}`);
+      scopes.add(name);
+    }
+  }
+  return { ...credentials, scopes };
+}
+
+function oauthErrorOf(error: FastifyError | AppError): OAuthErrorCode {
+  if (error instanceof OAuthError) return error.oauthError;
+  const status = error.statusCode ?? 500;
+  if (status === 429 || status === 503) return 'temporarily_unavailable';
+  if (status === 401 || status === 403) return 'invalid_client';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request';
+}
+
+/**
+ * The error handler of the token routes: an OAuth request's failures are RFC 6749 §5.2 bodies,
+ * keeping the status (the certificate's 400, 401 and 403 of decisions.md; 429 and 503 with their
+ * Retry-After); any other request goes on to the service's handler.
+ */
+export function oauthErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (!(error instanceof OAuthError) && !isOAuthRequest(request)) throw error;
+  const status = error instanceof AppError ? error.statusCode : error.validation ? 400 : (error.statusCode ?? 500);
+  const code = oauthErrorOf(error);
+  if (status >= 500 && !(error instanceof AppError)) request.log.error({ err: error }, 'token request failed');
+  if (error instanceof AppError && error.headers) void reply.headers(error.headers);
+  if (status === 401) void reply.header('www-authenticate', 'Basic realm="pix-api"');
+  const description = status >= 500 && !(error instanceof AppError) ? 'Internal server error' : error.message;
+  return reply
+    .status(status)
+    .header('cache-control', 'no-store')
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify({ error: code, error_description: description }));
+}
