@@ -51,6 +51,27 @@ export interface SigningKeysTable {
   retired_at: Timestamp | null;
 }
 
+/** The sandbox's root CA for payload signing: one row, created on first start. */
+export interface PayloadSigningAuthorityTable {
+  id: ColumnType<number, number | undefined, never>;
+  /** Base64 DER, as in `x5c`. */
+  certificate: string;
+  private_key_sealed: string;
+  created_at: CreatedAt;
+}
+
+/** The certificates (with their keys) that sign payload locations' JWS, per host. */
+export interface PayloadSigningKeysTable {
+  kid: string;
+  host: string;
+  algorithm: string;
+  /** Base64 DER of the leaf, as in `x5c`. */
+  certificate: string;
+  private_key_sealed: string;
+  not_after: Timestamp;
+  created_at: CreatedAt;
+}
+
 export interface DictKeysTable {
   key: string;
   key_type: 'CPF' | 'CNPJ' | 'EMAIL' | 'PHONE' | 'EVP';
@@ -298,6 +319,8 @@ export interface DB {
   accounts: AccountsTable;
   account_certificates: AccountCertificatesTable;
   signing_keys: SigningKeysTable;
+  payload_signing_authority: PayloadSigningAuthorityTable;
+  payload_signing_keys: PayloadSigningKeysTable;
   dict_keys: DictKeysTable;
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
