@@ -811,9 +811,24 @@ function checkShape(g: Generated, res: LightMyRequestResponse): string | null {
   } catch {
     assert.fail(`error body is not JSON:\n${context()}`);
   }
+  if (OAUTH_ROUTES.test(g.url) && 'error_description' in body) return checkOAuthShape(body, res, context);
   assertErrorShape(body, res.statusCode, `:\n${context()}`);
   assert.doesNotMatch(body.message as string, INTERNALS, `internals in the message:\n${context()}`);
   return body.message as string;
+}
+
+/** The token routes answer an OAuth 2.0 request (a form, or a body with grant_type) with RFC 6749 §5.2 errors. */
+const OAUTH_ROUTES = /^\/(api\/auth|oauth)\/token(\?|$)/;
+const OAUTH_ERRORS = ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable'];
+
+function checkOAuthShape(body: Record<string, unknown>, res: LightMyRequestResponse, context: () => string): string {
+  assert.deepEqual(Object.keys(body).sort(), ['error', 'error_description'], `OAuth error body keys:\n${context()}`);
+  assert.ok(OAUTH_ERRORS.includes(body.error as string), `OAuth error ${String(body.error)}:\n${context()}`);
+  if (res.statusCode === 401) assert.match(String(res.headers['www-authenticate']), /^Basic /, `401 without WWW-Authenticate: Basic:\n${context()}`);
+  const description = body.error_description as string;
+  assert.ok(typeof description === 'string' && description.length > 0, `error_description:\n${context()}`);
+  assert.doesNotMatch(description, INTERNALS, `internals in the description:\n${context()}`);
+  return description;
 }
 
 interface Coverage {

@@ -57,11 +57,20 @@ describe('HTTP plumbing', () => {
     assert.equal(isErrorBody(res.json(), 413).error, 'Payload Too Large');
   });
 
-  it('answers a body that is not JSON with 415', async () => {
+  it('answers a body that is not JSON with 415 (the token routes also take an OAuth form)', async () => {
+    const admin = { authorization: 'Bearer test-admin-token-0123456789' };
     for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
       const res = await t.app.inject({ method: 'POST', url: '/api/auth/token', headers: { 'content-type': type }, payload: 'clientId=a' });
-      assert.equal(res.statusCode, 415, type);
-      assert.equal(isErrorBody(res.json(), 415).error, 'Unsupported Media Type');
+      if (type === 'application/x-www-form-urlencoded') {
+        // A form is an OAuth 2.0 request (RFC 6749 §4.4): its errors are OAuth's.
+        assert.deepEqual([res.statusCode, res.json().error], [400, 'invalid_request'], res.body);
+      } else {
+        assert.equal(res.statusCode, 415, type);
+        assert.equal(isErrorBody(res.json(), 415).error, 'Unsupported Media Type');
+      }
+      const other = await t.app.inject({ method: 'POST', url: '/admin/accounts', headers: { ...admin, 'content-type': type }, payload: 'name=a' });
+      assert.equal(other.statusCode, 415, `${type} on /admin/accounts`);
+      assert.equal(isErrorBody(other.json(), 415).error, 'Unsupported Media Type');
     }
   });
 
