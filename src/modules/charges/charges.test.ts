@@ -7,6 +7,7 @@ import { createClient, randomCnpj, randomCpf, type TestClient } from '../../../t
 import { adminHeaders, onPostgres, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { assertLedgerInvariants } from '../../../test/ledger.ts';
 import { masked, onlyEvent, outboxOf, receivePayload } from '../../../test/events.ts';
+import type { Charge } from '../../../scripts/lib/api-types.ts';
 import { randomAlphanumeric } from '../../lib/ids.ts';
 import { numberToCentavos } from '../../lib/money.ts';
 import { SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
@@ -14,21 +15,6 @@ import { SANDBOX_PAYER_CPF } from './routes/sandbox-pay.ts';
 import { MERCHANT_CITY } from './service.ts';
 
 type Json = Record<string, unknown>;
-interface Charge {
-  calendario: { criacao: string; expiracao: number };
-  txid: string;
-  revisao: number;
-  loc: { id: number; location: string; tipoCob: string };
-  location: string;
-  status: string;
-  devedor?: Json;
-  valor: { original: string; modalidadeAlteracao: number };
-  chave: string;
-  solicitacaoPagador?: string;
-  infoAdicionais?: { nome: string; valor: string }[];
-  pixCopiaECola: string;
-  pix?: { endToEndId: string; txid: string; valor: string; horario: string }[];
-}
 interface Movement {
   endToEndId: string;
   transactionId: number;

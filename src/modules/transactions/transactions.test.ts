@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import type { ListMetadata } from '../../../scripts/lib/api-types.ts';
 import { createClient, creditAccount, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import type { TransactionStatus, TransactionType } from './repo.ts';
@@ -29,17 +30,9 @@ interface ListItem {
   processedAt: string | null;
   counterpart: { name: string | null; document: string | null; bank: Record<string, string | null> };
 }
-interface Metadata {
-  page: number;
-  size: number;
-  total: number;
-  totalPages: number;
-  hasNext: boolean;
-  hasPrevious: boolean;
-}
 interface ListBody {
   data: ListItem[];
-  metadata: Metadata;
+  metadata: ListMetadata;
 }
 interface Movement {
   endToEndId: string;
