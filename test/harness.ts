@@ -31,13 +31,12 @@ function withDatabase(url: string, name: string): string {
   return parsed.toString();
 }
 
-/** A fresh database, migrated unless `migrated` is false (a test of a migration applies them itself). */
-export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+/** A fresh database, migrated. */
+export async function createTestDatabase(): Promise<TestDatabase> {
   const serverUrl = process.env.TEST_DATABASE_URL;
-  const migrated = options.migrated ?? true;
   if (!serverUrl) {
     const database = await openDatabase({});
-    if (migrated) await migrate(database.db);
+    await migrate(database.db);
     return { database, db: database.db, url: undefined, drop: () => database.close() };
   }
   const name = `pix_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
@@ -53,7 +52,7 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
     poolSize: 20,
     lists: { poolSize: defaults.databaseListPoolSize, statementTimeoutMs: defaults.databaseListStatementTimeoutMs },
   });
-  if (migrated) await migrate(database.db);
+  await migrate(database.db);
   return {
     database,
     db: database.db,
