@@ -86,7 +86,7 @@ function createResult(row: BatchRow): CreateResult {
 }
 
 /** One item of pix_transfer_create_batch's JSON array. */
-export function batchItem(row: CreateTransferRow, ord: number, holdShard: number) {
+function batchItem(row: CreateTransferRow, ord: number, holdShard: number) {
   return {
     ord,
     account_id: row.accountId.toString(),
