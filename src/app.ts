@@ -333,7 +333,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
     );
     await accountScope.register(directoryRoutes({ db, lookups }));
     await accountScope.register(transactionRoutes({ db, clock, lists }));
-    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, lists }));
+    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));
     await accountScope.register(webhookRoutes({ db, clock, sender, policy, resendLimiter, lists }));
@@ -374,7 +374,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
       sandboxScope.addHook('onRequest', authenticateAdmin);
       sandboxScope.addHook('onRoute', documentAdminErrors);
       await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
-      await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb }));
+      await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     });
   }

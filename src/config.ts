@@ -46,6 +46,11 @@ export interface Config {
   readonly keyEncryptionKey: Buffer | undefined;
   /** Directory look-ups on an account's behalf: its token bucket and what a look-up costs. */
   readonly directoryLimits: DirectoryLimits;
+  /**
+   * PUBLIC_URL: the scheme, host and port under which payers reach this service. Payload
+   * locations (`{host}/qr/v2/...`) and the JWK Set's address are built from it.
+   */
+  readonly publicUrl: string;
 }
 
 export interface DirectoryBucket {
@@ -121,6 +126,26 @@ function file(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!isFile(raw)) fail(name, `must name an existing file (got ${quote(raw)})`);
   return raw;
+}
+
+/** The longest location BCB allows is 77 characters: `{host}/qr/v2/cobv/` and a 32-character token. */
+export const PUBLIC_URL_MAX_HOST_LENGTH = 77 - '/qr/v2/cobv/'.length - 32;
+
+/** PUBLIC_URL, or the listener's own address (a wildcard host read as loopback). */
+function publicUrl(env: Env, host: string, port: number, tls: boolean): string {
+  const given = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+  if (given === undefined) {
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    return `${tls ? 'https' : 'http'}://${shown}:${port}`;
+  }
+  const parsed = new URL(given);
+  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+    fail('PUBLIC_URL', `must be a scheme, host and optional port only (got ${quote(given)})`);
+  }
+  if (parsed.host.length > PUBLIC_URL_MAX_HOST_LENGTH) {
+    fail('PUBLIC_URL', `host and port must be at most ${PUBLIC_URL_MAX_HOST_LENGTH} characters, so that a location fits BCB's 77 (got ${parsed.host.length})`);
+  }
+  return `${parsed.protocol}//${parsed.host}`;
 }
 
 /** The default operator port in production: loopback only, so the operator API is never public by accident. */
@@ -246,5 +271,6 @@ export function loadConfig(env: Env = process.env): Config {
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,
     keyEncryptionKey: keyEncryptionKey(env, production),
     directoryLimits: directoryLimits(env),
+    publicUrl: publicUrl(env, host, port, Boolean(certFile && keyFile)),
   });
 }

@@ -26,6 +26,8 @@ export interface Database {
 
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+/** A calendar date stays its YYYY-MM-DD text: a Date would place it at a time zone's midnight. */
+const DATE_OID = 1082;
 const TIMESTAMPTZ_OID = 1184;
 
 /**
@@ -107,7 +109,7 @@ function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
         if (oid === INT8_OID) return parseInt8;
-        if (oid === NUMERIC_OID) return keepString;
+        if (oid === NUMERIC_OID || oid === DATE_OID) return keepString;
         if (oid === TIMESTAMPTZ_OID && format !== 'binary') return parseTimestamptz;
         return format === 'binary' ? pg.types.getTypeParser(oid, 'binary') : pg.types.getTypeParser(oid, 'text');
       }) as typeof pg.types.getTypeParser,
@@ -138,7 +140,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
   try {
     pglite = new PGlite({
       ...(path ? { dataDir: path } : {}),
-      parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString },
+      parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString, [DATE_OID]: keepString },
     });
     await pglite.waitReady;
   } catch (error) {

@@ -144,6 +144,8 @@ export interface TransactionsTable {
   hold_ledger_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   /** Sandbox: how the payer's institution answers a refund of this received PIX. */
   counterpart_behavior: ColumnType<'reject' | null, 'reject' | null | undefined, 'reject' | null>;
+  /** BCB's componentesValor of a received Pix (centavos as decimal strings); null for a plain one. */
+  value_components: ColumnType<Record<string, string> | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
   processed_at: Timestamp | null;
@@ -183,7 +185,9 @@ export interface ChargesTable {
   txid: string;
   revisao: ColumnType<number, number | undefined, number>;
   status: ChargeStatus;
-  expiracao_seconds: number;
+  tipo_cob: ColumnType<TipoCob, TipoCob | undefined, TipoCob>;
+  /** Immediate charges only (cob); null for a cobv. */
+  expiracao_seconds: number | null;
   amount_centavos: bigint;
   modalidade_alteracao: ColumnType<number, number | undefined, number>;
   chave: string;
@@ -192,8 +196,59 @@ export interface ChargesTable {
   info_adicionais: Json<{ nome: string; valor: string }[]> | null;
   br_code: string;
   paid_transaction_id: LaterId;
+  loc_id: LaterId;
+  pix_copia_e_cola: string | null;
+  retirada: Json<Record<string, unknown>> | null;
+  /** cobv: the due date, 'YYYY-MM-DD' (a day in America/Sao_Paulo). */
+  due_date: ColumnType<string | null, string | null | undefined, string | null>;
+  validade_apos_vencimento: number | null;
+  valor_rules: Json<Record<string, unknown>> | null;
+  recebedor: Json<Record<string, unknown>> | null;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export type TipoCob = 'cob' | 'cobv';
+
+export interface LocationsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  tipo_cob: TipoCob;
+  token: string;
+  created_at: CreatedAt;
+}
+
+export interface ChargeRevisionsTable {
+  charge_id: Id;
+  revisao: number;
+  snapshot: Json<Record<string, unknown>>;
+  created_at: Timestamp;
+}
+
+export interface CobvBatchesTable {
+  account_id: Id;
+  id: Id;
+  descricao: string;
+  created_at: CreatedAt;
+}
+
+export interface CobvBatchItemsTable {
+  account_id: Id;
+  batch_id: Id;
+  txid: string;
+  position: number;
+  status: 'EM_PROCESSAMENTO' | 'CRIADA' | 'NEGADA';
+  problema: Json<Record<string, unknown>> | null;
+  created_at: CreatedAt;
+}
+
+export interface PixKeyWebhooksTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  chave: string;
+  webhook_url: string;
+  destination_id: Id;
+  created_at: CreatedAt;
 }
 
 export type RefundStatus = 'EM_PROCESSAMENTO' | 'DEVOLVIDO' | 'NAO_REALIZADO';
@@ -312,6 +367,11 @@ export interface DB {
   webhook_destinations: WebhookDestinationsTable;
   webhook_logs: WebhookLogsTable;
   charges: ChargesTable;
+  locations: LocationsTable;
+  charge_revisions: ChargeRevisionsTable;
+  cobv_batches: CobvBatchesTable;
+  cobv_batch_items: CobvBatchItemsTable;
+  pix_key_webhooks: PixKeyWebhooksTable;
   refunds: RefundsTable;
   meds: MedsTable;
   settlement_queue: SettlementQueueTable;

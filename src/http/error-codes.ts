@@ -91,6 +91,9 @@ export const ERROR_CODES = {
   CHARGE_NOT_FOUND: { status: 404, description: 'The account has no charge with this txid' },
   CHARGE_NOT_ACTIVE: { status: 422, description: 'The charge is not ATIVA (paid, cancelled or expired)' },
   WRONG_AMOUNT: { status: 422, description: "The payment's amount is not the charge's" },
+  LOCATION_NOT_FOUND: { status: 400, description: 'loc.id names no location of this account' },
+  LOCATION_WRONG_KIND: { status: 400, description: "loc.id names a location of the other tipoCob (cob or cobv)" },
+  LOCATION_IN_USE: { status: 400, description: 'loc.id names a location already linked to a charge' },
 
   // Refunds and MED
   INVALID_VALUE: { status: 400, description: 'valor is not a decimal string with 2 places greater than 0' },

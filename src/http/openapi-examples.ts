@@ -148,7 +148,7 @@ const token: OperationExamples = {
 
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   health: { responses: { 200: { status: 'ok' } } },
-  ready: { responses: { 200: { status: 'ready', migration: 3 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  ready: { responses: { 200: { status: 'ready', migration: 4 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
   adminLimitScopes: {
     params: { accountId: '2' },
     body: { scopes: ['cob.write', 'cob.read', 'pix.read'] },

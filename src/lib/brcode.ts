@@ -4,9 +4,9 @@
  * closed by a CRC16/CCITT-FALSE. Every field is ID (2 digits) + length (2 digits) + value.
  *
  * Choices, where the manual leaves room:
- * - The key goes in the payload itself (26-01), the "static" form: this service has no location
- *   URL for payers to fetch a signed charge from. Field 01 is "12" (use once) when a txid is
- *   given, since a charge is paid once; without a txid it is omitted (reusable code).
+ * - A static code carries the key in the payload itself (26-01). Field 01 is "12" (use once)
+ *   when a txid is given, since a charge is paid once; without a txid it is omitted (reusable
+ *   code). A dynamic code (`buildDynamicBrCode`) carries a location URL (26-25) instead.
  * - Every value is printable ASCII, so lengths in characters are lengths in bytes. Name, city
  *   and description lose their diacritics ("São Paulo" -> "Sao Paulo"); case is kept.
  * - The manual limits the txid of a static code to 25 characters, but a `cob` txid has 26 to 35
@@ -115,6 +115,41 @@ function merchantAccountField(key: string, description: string | undefined): str
   return tlv('26', tlv('00', PIX_GUI) + tlv('01', key) + (text ? tlv('02', text) : ''));
 }
 
+/** A dynamic code: the payer's bank fetches the charge from `location` (a URL without its scheme). */
+export interface DynamicBrCodeInput {
+  location: string;
+  merchantName: string;
+  merchantCity: string;
+}
+
+/** The longest location field 26-25 holds: BCB's limit for a location URL. */
+export const BRCODE_LOCATION_MAX_LENGTH = 77;
+const LOCATION = /^[\x21-\x7e]{1,77}$/;
+
+/**
+ * Builds a dynamic copy-and-paste payload (the manual's "QR dinâmico"): point of initiation 12,
+ * the location in 26-25 and no key, no amount (the payload at the location says it), and the
+ * txid field 62-05 set to `***`.
+ */
+export function buildDynamicBrCode(input: DynamicBrCodeInput): string {
+  if (!LOCATION.test(input.location) || /^https?:/i.test(input.location)) {
+    throw new BrCodeError(`BR Code location must be a URL without its scheme, 1 to ${BRCODE_LOCATION_MAX_LENGTH} printable characters`);
+  }
+  const body = [
+    tlv('00', '01'),
+    tlv('01', '12'),
+    tlv('26', tlv('00', PIX_GUI) + tlv('25', input.location)),
+    tlv('52', '0000'),
+    tlv('53', '986'),
+    tlv('58', 'BR'),
+    tlv('59', requiredText('merchant name', input.merchantName, BRCODE_NAME_MAX_LENGTH)),
+    tlv('60', requiredText('merchant city', input.merchantCity, BRCODE_CITY_MAX_LENGTH)),
+    tlv('62', tlv('05', NO_TXID)),
+    '6304',
+  ].join('');
+  return body + crc16Ccitt(body);
+}
+
 /** Builds the copy-and-paste payload. Throws BrCodeError on input that cannot be encoded. */
 export function buildBrCode(input: BrCodeInput): string {
   if (input.txid !== undefined && !TXID.test(input.txid)) {
@@ -190,6 +225,32 @@ function checkFrame(payload: string): Map<string, string> {
   if (ids[0] !== '00' || fields.get('00') !== '01') throw new BrCodeError('BR Code must start with payload format 00 = "01"');
   if (ids.at(-1) !== '63' || fields.get('63') !== crc) throw new BrCodeError('BR Code must end with the CRC field 63');
   return fields;
+}
+
+/** What `parseAnyBrCode` reads: a static code (key, amount) or a dynamic one (location). */
+export type AnyBrCode =
+  | ({ kind: 'static' } & BrCode)
+  | { kind: 'dynamic'; location: string; merchantName: string; merchantCity: string; oneTime: boolean };
+
+/** Reads a static or a dynamic payload, checking its CRC and structure. Throws BrCodeError. */
+export function parseAnyBrCode(payload: string): AnyBrCode {
+  const fields = checkFrame(payload);
+  const account = readTlv(required(fields, '26', 'payload'), 'field 26');
+  const location = account.get('25');
+  if (location === undefined) return { kind: 'static', ...parseBrCode(payload) };
+  if (required(account, '00', 'field 26').toLowerCase() !== PIX_GUI) {
+    throw new BrCodeError(`BR Code field 26 is not a Pix account (GUI ${PIX_GUI})`);
+  }
+  if (account.has('01')) throw new BrCodeError('BR Code field 26 carries both a key and a location');
+  if (required(fields, '53', 'payload') !== '986') throw new BrCodeError('BR Code currency must be 986 (BRL)');
+  if (required(fields, '58', 'payload') !== 'BR') throw new BrCodeError('BR Code country must be BR');
+  return {
+    kind: 'dynamic',
+    location,
+    merchantName: required(fields, '59', 'payload'),
+    merchantCity: required(fields, '60', 'payload'),
+    oneTime: fields.get('01') === '12',
+  };
 }
 
 /**

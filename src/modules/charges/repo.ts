@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
-import type { ChargeStatus } from '../../db/schema.ts';
+import type { ChargeStatus, TipoCob } from '../../db/schema.ts';
 
-export type { ChargeStatus };
+export type { ChargeStatus, TipoCob };
 
 /** The payer: `nome` and one of `cpf` or `cnpj`. */
 export interface Devedor {
@@ -30,6 +30,14 @@ const COLUMNS = [
   'charges.info_adicionais',
   'charges.br_code',
   'charges.paid_transaction_id',
+  'charges.tipo_cob',
+  'charges.loc_id',
+  'charges.pix_copia_e_cola',
+  'charges.retirada',
+  'charges.due_date',
+  'charges.validade_apos_vencimento',
+  'charges.valor_rules',
+  'charges.recebedor',
   'charges.created_at',
   'charges.updated_at',
 ] as const;
@@ -40,7 +48,9 @@ export interface ChargeRow {
   txid: string;
   revisao: number;
   status: ChargeStatus;
-  expiracao_seconds: number;
+  tipo_cob: TipoCob;
+  /** cob: seconds of validity from its creation; null for a cobv. */
+  expiracao_seconds: number | null;
   amount_centavos: bigint;
   modalidade_alteracao: number;
   chave: string;
@@ -49,6 +59,19 @@ export interface ChargeRow {
   info_adicionais: InfoAdicional[] | null;
   br_code: string;
   paid_transaction_id: bigint | null;
+  /** The payload location it is linked to; null once unlinked (DELETE /v2/loc/{id}/txid). */
+  loc_id: bigint | null;
+  /** The dynamic BR Code of its location (BCB's pixCopiaECola); `br_code` is the static one. */
+  pix_copia_e_cola: string | null;
+  /** cob: BCB's valor.retirada (saque or troco), as given. */
+  retirada: Record<string, unknown> | null;
+  /** cobv: the due date (YYYY-MM-DD, São Paulo) and the days it stays payable after it. */
+  due_date: string | null;
+  validade_apos_vencimento: number | null;
+  /** cobv: valor's multa, juros, abatimento and desconto, as given. */
+  valor_rules: Record<string, unknown> | null;
+  /** cobv: BCB's recebedor as shown. */
+  recebedor: Record<string, unknown> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -58,6 +81,9 @@ export interface ChargeWithPayment extends ChargeRow {
   pix_end_to_end_id: string | null;
   pix_amount_centavos: bigint | null;
   pix_at: Date | null;
+  /** The linked location's pixUrlAccessToken and creation. */
+  loc_token: string | null;
+  loc_created_at: Date | null;
 }
 
 export interface NewCharge {
@@ -71,6 +97,8 @@ export interface NewCharge {
   solicitacaoPagador: string | null;
   infoAdicionais: InfoAdicional[] | null;
   brCode: string;
+  locId: bigint;
+  pixCopiaECola: string;
   now: Date;
 }
 
@@ -92,6 +120,8 @@ export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<C
       solicitacao_pagador: charge.solicitacaoPagador,
       info_adicionais: json(charge.infoAdicionais),
       br_code: charge.brCode,
+      loc_id: charge.locId,
+      pix_copia_e_cola: charge.pixCopiaECola,
       created_at: charge.now,
       updated_at: charge.now,
     })
@@ -109,17 +139,27 @@ function withPayment(db: DbExecutor) {
   return db
     .selectFrom('charges')
     .leftJoin('transactions', 'transactions.id', 'charges.paid_transaction_id')
+    .leftJoin('locations', 'locations.id', 'charges.loc_id')
     .select(COLUMNS)
     .select([
       'transactions.end_to_end_id as pix_end_to_end_id',
       'transactions.amount_centavos as pix_amount_centavos',
       'transactions.processed_at as pix_at',
+      'locations.token as loc_token',
+      'locations.created_at as loc_created_at',
     ]);
 }
 
-/** The account's charge with that txid; another account's is not found. */
-export function findCharge(db: DbExecutor, accountId: bigint, txid: string): Promise<ChargeWithPayment | undefined> {
-  return withPayment(db).where('charges.account_id', '=', accountId).where('charges.txid', '=', txid).executeTakeFirst();
+/**
+ * The account's charge with that txid, of that kind (an immediate charge's txid is not a cobv's
+ * and the other way round); another account's is not found.
+ */
+export function findCharge(db: DbExecutor, accountId: bigint, txid: string, tipoCob: TipoCob = 'cob'): Promise<ChargeWithPayment | undefined> {
+  return withPayment(db)
+    .where('charges.account_id', '=', accountId)
+    .where('charges.txid', '=', txid)
+    .where('charges.tipo_cob', '=', tipoCob)
+    .executeTakeFirst();
 }
 
 /** Locks the account's charge row until the transaction ends: a payment and a revision take turns. */
@@ -172,7 +212,9 @@ export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Prom
 
 /** The status a charge reads with at `now`: an ATIVA one past its validity is REMOVIDA_PELO_PSP. */
 const effectiveStatusSql = (now: Date) =>
-  sql<ChargeStatus>`case when charges.status = 'ATIVA' and charges.created_at + charges.expiracao_seconds * interval '1 second' <= ${now}
+  sql<ChargeStatus>`case when charges.status = 'ATIVA' and (case when charges.tipo_cob = 'cob'
+      then charges.created_at + charges.expiracao_seconds * interval '1 second'
+      else ((charges.due_date + charges.validade_apos_vencimento + 1)::text || 'T00:00:00-03:00')::timestamptz end) <= ${now}
     then 'REMOVIDA_PELO_PSP' else charges.status end`;
 
 export interface ChargeFilter {
@@ -183,6 +225,8 @@ export interface ChargeFilter {
   cpf?: string | undefined;
   cnpj?: string | undefined;
   status?: ChargeStatus | undefined;
+  /** Immediate charges unless told otherwise. */
+  tipoCob?: TipoCob | undefined;
   now: Date;
 }
 
@@ -191,7 +235,8 @@ function matching(db: DbExecutor, f: ChargeFilter) {
   let q = db
     .selectFrom('charges')
     .where('charges.account_id', '=', f.accountId)
-    .where((eb) => eb.between('charges.created_at', f.from, f.to));
+    .where((eb) => eb.between('charges.created_at', f.from, f.to))
+    .where('charges.tipo_cob', '=', f.tipoCob ?? 'cob');
   if (f.cpf !== undefined) q = q.where(sql<string>`charges.devedor->>'cpf'`, '=', f.cpf);
   if (f.cnpj !== undefined) q = q.where(sql<string>`charges.devedor->>'cnpj'`, '=', f.cnpj);
   if (f.status !== undefined) q = q.where(effectiveStatusSql(f.now), '=', f.status);
@@ -217,12 +262,16 @@ export async function listCharges(db: DbExecutor, f: ChargeFilter, page: { offse
     sql`transactions.end_to_end_id as pix_end_to_end_id`,
     sql`transactions.amount_centavos as pix_amount_centavos`,
     sql`transactions.processed_at as pix_at`,
+    sql`locations.token as loc_token`,
+    sql`locations.created_at as loc_created_at`,
   ]);
   const result = await sql<ChargeWithPayment & { total: bigint }>`
     with page as (${ids}), counted as (${counted})
     select ${columns}, counted.total
       from counted
-      left join (page join charges on charges.id = page.id left join transactions on transactions.id = charges.paid_transaction_id) on true
+      left join (page join charges on charges.id = page.id
+                     left join transactions on transactions.id = charges.paid_transaction_id
+                     left join locations on locations.id = charges.loc_id) on true
      order by page.created_at desc, page.id desc`.execute(db);
   const total = Number(result.rows[0]?.total ?? 0);
   return {
@@ -245,4 +294,35 @@ export async function oldestKeyOfAccount(db: DbExecutor, accountId: bigint): Pro
     .limit(1)
     .executeTakeFirst();
   return row?.key;
+}
+
+/** A charge row as stored in charge_revisions: bigints and instants as text. */
+function snapshotOf(row: ChargeRow): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(row).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v instanceof Date ? v.toISOString() : v]),
+  );
+}
+
+const BIGINT_FIELDS = ['id', 'account_id', 'amount_centavos', 'paid_transaction_id', 'loc_id'] as const;
+const DATE_FIELDS = ['created_at', 'updated_at'] as const;
+
+function rowOfSnapshot(snapshot: Record<string, unknown>): ChargeRow {
+  const row: Record<string, unknown> = { ...snapshot };
+  for (const k of BIGINT_FIELDS) row[k] = row[k] === null || row[k] === undefined ? null : BigInt(row[k] as string);
+  for (const k of DATE_FIELDS) row[k] = new Date(row[k] as string);
+  return row as unknown as ChargeRow;
+}
+
+/** Keeps the state a revision replaces, so that GET ...?revisao=N can show it. */
+export async function insertRevision(trx: Trx, row: ChargeRow, now: Date): Promise<void> {
+  await trx
+    .insertInto('charge_revisions')
+    .values({ charge_id: row.id, revisao: row.revisao, snapshot: JSON.stringify(snapshotOf(row)), created_at: now })
+    .execute();
+}
+
+/** The charge as it was at an earlier revision; undefined when it never had that one. */
+export async function findRevision(db: DbExecutor, chargeId: bigint, revisao: number): Promise<ChargeRow | undefined> {
+  const found = await db.selectFrom('charge_revisions').select('snapshot').where('charge_id', '=', chargeId).where('revisao', '=', revisao).executeTakeFirst();
+  return found ? rowOfSnapshot(found.snapshot) : undefined;
 }

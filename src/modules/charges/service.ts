@@ -3,14 +3,25 @@ import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import { assert } from '../../lib/assert.ts';
-import { BRCODE_MAX_AMOUNT_CENTAVOS, BRCODE_NAME_MAX_LENGTH, BrCodeError, brCodeDescriptionRoom, buildBrCode, normalizeBrCodeText } from '../../lib/brcode.ts';
+import {
+  BRCODE_MAX_AMOUNT_CENTAVOS,
+  BRCODE_NAME_MAX_LENGTH,
+  BrCodeError,
+  brCodeDescriptionRoom,
+  buildBrCode,
+  buildDynamicBrCode,
+  normalizeBrCodeText,
+} from '../../lib/brcode.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { documentType, isValidCnpj, isValidCpf, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier, randomAlphanumeric } from '../../lib/ids.ts';
-import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
+import { formatDay, parseDay } from '../../lib/banking-days.ts';
+import { DAY_MS, parseDateBound, SAO_PAULO_OFFSET } from '../../lib/dates.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { findKey } from '../directory/repo.ts';
+import type { LocationRow } from '../locations/repo.ts';
+import { locationUrl, takeLocation } from '../locations/service.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { receivePix } from '../settlement/service.ts';
 import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
@@ -21,6 +32,8 @@ export interface ChargesDeps {
   readonly db: Db;
   readonly clock: Clock;
   readonly ispb: string;
+  /** PUBLIC_URL: where payers fetch a charge's payload (its location). */
+  readonly publicUrl: string;
   /** Draws the txid of POST /cob (tests make it collide). */
   readonly newTxid?: () => string;
 }
@@ -44,22 +57,33 @@ export interface ChargeInput {
   chave?: string | undefined;
   solicitacaoPagador?: string | undefined;
   infoAdicionais?: InfoAdicional[] | undefined;
+  /** An unused location of the account to take (BCB's `loc.id`); a new one when absent. */
+  loc?: { id: number } | undefined;
 }
 
 export interface ChargeRevision extends ChargeInput {
   status?: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | undefined;
 }
 
-/** When the charge stops being payable: `expiracao` seconds after its creation. */
-export function expiresAt(row: Pick<ChargeRow, 'created_at' | 'expiracao_seconds'>): Date {
-  return new Date(row.created_at.getTime() + row.expiracao_seconds * 1000);
+type ChargeValidity = Pick<ChargeRow, 'created_at' | 'expiracao_seconds' | 'due_date' | 'validade_apos_vencimento'>;
+
+/**
+ * When the charge stops being payable: a cob `expiracao` seconds after its creation; a cobv at
+ * the end (in São Paulo) of its due date plus `validadeAposVencimento` days.
+ */
+export function expiresAt(row: ChargeValidity): Date {
+  if (row.due_date !== null) {
+    const lastDay = parseDay(row.due_date)! + (row.validade_apos_vencimento ?? 0);
+    return new Date(`${formatDay(lastDay + 1)}T00:00:00.000${SAO_PAULO_OFFSET}`);
+  }
+  return new Date(row.created_at.getTime() + (row.expiracao_seconds ?? 0) * 1000);
 }
 
 /**
  * The status a charge has at `at`: it is stored ATIVA and reads REMOVIDA_PELO_PSP from its
  * expiry on. (repo.ts applies the same rule in SQL for the list's status filter.)
  */
-export function effectiveStatus(row: Pick<ChargeRow, 'status' | 'created_at' | 'expiracao_seconds'>, at: Date): ChargeStatus {
+export function effectiveStatus(row: Pick<ChargeRow, 'status'> & ChargeValidity, at: Date): ChargeStatus {
   return row.status === 'ATIVA' && at.getTime() >= expiresAt(row).getTime() ? 'REMOVIDA_PELO_PSP' : row.status;
 }
 
@@ -100,7 +124,7 @@ async function chargeKey(db: DbExecutor, accountId: bigint, given: string | unde
   return key;
 }
 
-async function merchantName(db: DbExecutor, accountId: bigint): Promise<string> {
+export async function merchantName(db: DbExecutor, accountId: bigint): Promise<string> {
   const account = await findAccount(db, accountId);
   assert(account !== undefined, `account ${accountId} of an authenticated request exists`);
   return normalizeBrCodeText(account.name, BRCODE_NAME_MAX_LENGTH) || FALLBACK_MERCHANT_NAME;
@@ -148,24 +172,34 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
   for (let attempt = 0; ; attempt++) {
     const id = txid ?? draw();
     try {
-      return await repo.insertCharge(deps.db, {
-        accountId,
-        txid: id,
-        expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
-        amountCentavos,
-        modalidadeAlteracao: input.valor.modalidadeAlteracao ?? 0,
-        chave,
-        devedor,
-        solicitacaoPagador,
-        infoAdicionais: input.infoAdicionais ?? null,
-        brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
-        now,
+      return await deps.db.transaction().execute(async (trx) => {
+        const location = await takeLocation(trx, accountId, 'cob', input.loc?.id, now);
+        return repo.insertCharge(trx, {
+          accountId,
+          txid: id,
+          expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
+          amountCentavos,
+          modalidadeAlteracao: input.valor!.modalidadeAlteracao ?? 0,
+          chave,
+          devedor,
+          solicitacaoPagador,
+          infoAdicionais: input.infoAdicionais ?? null,
+          brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
+          locId: location.id,
+          pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, merchant),
+          now,
+        });
       });
     } catch (error) {
       if (!repo.isTxidTaken(error)) throw error;
       if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
     }
   }
+}
+
+/** The dynamic BR Code of a location: what a payer scans to fetch the charge's signed payload. */
+export function dynamicBrCodeOf(publicUrl: string, location: Pick<LocationRow, 'tipo_cob' | 'token'>, merchant: string): string {
+  return buildDynamicBrCode({ location: locationUrl(publicUrl, location), merchantName: merchant, merchantCity: MERCHANT_CITY });
 }
 
 export async function getCharge(deps: ChargesDeps, accountId: bigint, txid: string): Promise<ChargeWithPayment> {
@@ -257,13 +291,14 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
   const now = deps.clock.now();
   const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow>> => {
     const row = await repo.lockCharge(trx, accountId, txid);
-    if (!row) throw chargeNotFound();
+    if (row?.tipo_cob !== 'cob') throw chargeNotFound();
     const refused = await requireActive(trx, row, now, now, (status) => badRequest('CHARGE_NOT_ACTIVE', `charge is not ATIVA (it is ${status})`));
     if (refused) return { ok: false, error: refused };
     const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
     const amountCentavos = checked.amountCentavos ?? row.amount_centavos;
     const solicitacaoPagador = input.solicitacaoPagador ?? row.solicitacao_pagador;
     const merchant = await merchantName(trx, accountId);
+    await repo.insertRevision(trx, row, now);
     const updated = await repo.updateCharge(trx, row.id, {
       ...(input.status ? { status: input.status } : {}),
       revisao: row.revisao + 1,

@@ -128,7 +128,7 @@ describe('txids unique per account', () => {
     assert.equal((await put(taken, a)).statusCode, 201);
     const fresh = txid();
     const draws = [taken, fresh];
-    const deps = { db: t.db, clock: t.clock, ispb: t.config.pspIspb, newTxid: () => draws.shift()! };
+    const deps = { db: t.db, clock: t.clock, ispb: t.config.pspIspb, publicUrl: t.config.publicUrl, newTxid: () => draws.shift()! };
     const retried = await createCharge(deps, BigInt(a.accountId), BODY);
     assert.equal(retried.txid, fresh);
     assert.equal(draws.length, 0);

@@ -87,6 +87,8 @@ export interface ArrivedMovement {
   counterpart: Counterpart;
   /** Sandbox: the payer's institution refuses refunds of this PIX. */
   counterpartBehavior?: 'reject' | null;
+  /** BCB's componentesValor when the Pix paid more than an amount (a cobv's fine, a withdrawal); absent for a plain one. */
+  valueComponents?: Record<string, string> | null;
   /** When it arrived (back-dated in the sandbox) and when it was recorded. */
   at: Date;
   now: Date;
@@ -105,6 +107,7 @@ export function insertArrived(trx: Trx, row: ArrivedMovement) {
       idempotency_key: null,
       pix_key: row.pixKey,
       txid: row.txid,
+      value_components: row.valueComponents ? JSON.stringify(row.valueComponents) : null,
       description: row.description,
       priority: null,
       expires_at: null,
