@@ -9,7 +9,8 @@ import type { Db } from './db/client.ts';
 import { accountAuthentication, adminAuthentication, FAILED_ADMIN_TOKENS_PER_MINUTE } from './http/auth.ts';
 import type { CertificateTrust } from './http/client-certificate.ts';
 import { PROBLEM_SCHEMAS, sendProblem } from './dialects/bcb/problems.ts';
-import { BCB_PREFIX, bcbScope, isBcbPath, problemOfBody } from './dialects/bcb/scope.ts';
+import { bcbOperations, bcbPublicRoutes, type BcbDeps } from './dialects/bcb/operations.ts';
+import { BCB_PREFIX, bcbScopeWith, isBcbPath, problemOfBody } from './dialects/bcb/scope.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
@@ -30,6 +31,8 @@ import { DirectoryLookups } from './modules/directory/lookups.ts';
 import { directoryRoutes } from './modules/directory/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
+import { preparePayloadSigner } from './modules/locations/signing/service.ts';
+import type { PayloadSigner } from './modules/locations/signing/signer.ts';
 import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
 import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes/index.ts';
@@ -231,9 +234,25 @@ async function registerRoutes(deps: AppDeps, parts: Parts): Promise<void> {
   await main.register(healthRoutes({ db }));
   await main.register(authRoutes({ db, clock, tokens, trust, secrets }));
   await main.register(accountRoutes(deps, services));
-  // BCB's API Pix: its operations register into this scope as they come.
-  await main.register(bcbScope(), { prefix: BCB_PREFIX });
+  await registerBcbRoutes(deps, parts, services);
   await registerOperatorRoutes(deps, parts, services);
+}
+
+/** BCB's API Pix under /v2 (behind the account's token and certificate) and its public payload locations. */
+async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: Services): Promise<void> {
+  const { config, db, clock } = deps;
+  const { tokens, trust, links, lists } = services;
+  let signer: Promise<PayloadSigner> | undefined;
+  const payloadSigner = () => {
+    signer ??= preparePayloadSigner(db, kek, { publicUrl: config.publicUrl, now: clock.now() });
+    // A failed preparation (the database briefly away) is tried again by the next request.
+    signer.catch(() => (signer = undefined));
+    return signer;
+  };
+  const bcb: BcbDeps = { config, db, clock, lists, payloadSigner };
+  const authenticate = accountAuthentication({ clock, tokens, trust, links });
+  await main.register(bcbScopeWith({ onRequest: authenticate }, ...bcbOperations(bcb)), { prefix: BCB_PREFIX });
+  for (const routes of bcbPublicRoutes(bcb)) await main.register(routes);
 }
 
 function createServices(deps: AppDeps, { main, keys }: Parts): Services {

@@ -82,7 +82,20 @@ export function problemOfBody(body: ErrorBody): BcbProblem {
  * an unknown `/v2` route is a `NaoEncontrado` problem. The operations register inside it.
  */
 export function bcbScope(...operations: FastifyPluginAsync[]): FastifyPluginAsync {
+  return bcbScopeWith({}, ...operations);
+}
+
+export interface BcbScopeOptions {
+  /** Runs first on every request of the scope (the account's authentication): its errors are problems too. */
+  readonly onRequest?: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+}
+
+/** `bcbScope`, with hooks that run before every operation of the scope. */
+export function bcbScopeWith(options: BcbScopeOptions, ...operations: FastifyPluginAsync[]): FastifyPluginAsync {
   return async (scope: FastifyInstance) => {
+    // An unknown /v2 route is NaoEncontrado, token or not: there is nothing to authorize.
+    const onRequest = options.onRequest;
+    if (onRequest) scope.addHook('onRequest', async (request, reply) => (request.is404 ? undefined : onRequest(request, reply)));
     registerValidation(scope, { allErrors: true });
     scope.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) =>
       sendProblem(request, reply, toProblem(error, request)),

@@ -1,0 +1,30 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
+
+/** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
+export interface BcbDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  /** Account lists: their own connections and a limit per account. */
+  readonly lists: ListQueries;
+  /**
+   * Signs the payloads of locations (`/qr/v2/...`) and serves their JWK Set: prepared on first
+   * use (generating the sandbox's CA and key the first time), then the same one.
+   */
+  readonly payloadSigner: () => Promise<PayloadSigner>;
+}
+
+/** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
+export function bcbOperations(_deps: BcbDeps): FastifyPluginAsync[] {
+  return [];
+}
+
+/** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */
+export function bcbPublicRoutes(_deps: BcbDeps): FastifyPluginAsync[] {
+  return [];
+}
