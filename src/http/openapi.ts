@@ -1,3 +1,4 @@
+import { PIX_SCOPES } from '../modules/auth/scopes.ts';
 import type { SwaggerOptions } from '@fastify/swagger';
 import { withExamples } from './openapi-examples.ts';
 
@@ -16,6 +17,11 @@ export function openApiOptions(): SwaggerOptions {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Token from POST /api/auth/token' },
           adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the operator' },
+          oauth2: {
+            type: 'oauth2',
+            description: "BCB's API Pix (/v2): OAuth 2.0 client credentials at POST /oauth/token, with the client certificate; each operation names the scope it requires",
+            flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: Object.fromEntries(PIX_SCOPES.map((s) => [s, `BCB scope ${s}`])) } },
+          },
         },
       },
       tags: [
@@ -31,6 +37,13 @@ export function openApiOptions(): SwaggerOptions {
         { name: 'Operator', description: 'Provisioning, with ADMIN_TOKEN' },
         { name: 'Sandbox', description: 'The rest of the Pix network, simulated (sandbox mode only), with ADMIN_TOKEN' },
         { name: 'Operations' },
+        { name: 'API Pix: cob', description: "BCB's API Pix 2.9 under /v2: immediate charges" },
+        { name: 'API Pix: cobv', description: 'Due-date charges' },
+        { name: 'API Pix: lotecobv', description: 'Batches of due-date charges' },
+        { name: 'API Pix: loc', description: 'Payload locations' },
+        { name: 'API Pix: pix', description: 'Received Pix and their refunds' },
+        { name: 'API Pix: webhook', description: 'Webhooks per key' },
+        { name: 'API Pix: payload', description: 'Public payload locations (JWS) and their JWK Set, fetched by payers' },
       ],
     },
     transformObject: (document) => withExamples('openapiObject' in document ? document.openapiObject : document.swaggerObject),
