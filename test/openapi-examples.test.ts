@@ -9,7 +9,11 @@ import { describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { ERROR_CODES } from '../src/http/error-codes.ts';
-import { OPERATION_EXAMPLES } from '../src/http/openapi-examples.ts';
+import { BCB_EXAMPLES } from '../src/dialects/bcb/examples.ts';
+import { OPERATION_EXAMPLES as ROOT_EXAMPLES } from '../src/http/openapi-examples.ts';
+
+/** Both dialects' examples, each operationId once. */
+const OPERATION_EXAMPLES = { ...ROOT_EXAMPLES, ...BCB_EXAMPLES };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

@@ -6,6 +6,8 @@
  * parameter and answer: an example cannot drift from what the service accepts and sends.
  */
 import { STATUS_CODES } from 'node:http';
+import { BCB_EXAMPLES } from '../dialects/bcb/examples.ts';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemName } from '../dialects/bcb/problems.ts';
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 
 export interface OperationExamples {
@@ -19,6 +21,8 @@ export interface OperationExamples {
   responses?: Record<number, unknown>;
   /** Error codes this operation answers with, by status, when not the status's default. */
   errors?: Record<number, ErrorCode>;
+  /** /v2: BCB's problem types this operation answers with, by status, when not the status's general one. */
+  problems?: Record<number, ProblemName>;
 }
 
 const E2E = 'E99999999202611241530aB3dE5fG7hJ';
@@ -392,6 +396,28 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
   TOKEN_INVALID: 'Access token expired',
 };
 
+/** BCB's general problem type of a status, for a /v2 operation that names none. */
+const DEFAULT_PROBLEMS: Record<number, ProblemName> = {
+  400: 'RequisicaoInvalida',
+  401: 'AcessoNegado',
+  403: 'AcessoNegado',
+  404: 'NaoEncontrado',
+  410: 'PermanentementeRemovido',
+  500: 'ErroInternoDoServidor',
+  503: 'ServicoIndisponivel',
+};
+
+export function problemExample(status: number, name: ProblemName) {
+  return {
+    type: PROBLEM_TYPE_BASE + name,
+    title: PROBLEM_TYPES[name].title,
+    status,
+    detail: status === 400 ? 'A requisição não respeita o schema (body): cada violação está em violacoes.' : PROBLEM_TYPES[name].title,
+    correlationId: 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
+    ...(status === 400 ? { violacoes: [{ razao: 'deve ser uma string com 2 casas decimais', propriedade: 'valor.original', valor: '10' }] } : {}),
+  };
+}
+
 export function errorExample(status: number, code: ErrorCode) {
   return { statusCode: status, message: MESSAGES[code] ?? ERROR_CODES[code].description, error: STATUS_CODES[status] ?? 'Error', code };
 }
@@ -408,7 +434,7 @@ export function withExamples<T extends object>(document: T): T {
   const paths = (document as { paths?: Record<string, Record<string, unknown> | undefined> }).paths ?? {};
   for (const methods of Object.values(paths)) {
     for (const operation of Object.values(methods ?? {}) as Operation[]) {
-      const examples = operation.operationId ? OPERATION_EXAMPLES[operation.operationId] : undefined;
+      const examples = operation.operationId ? (OPERATION_EXAMPLES[operation.operationId] ?? BCB_EXAMPLES[operation.operationId]) : undefined;
       if (!examples) continue;
       for (const parameter of operation.parameters ?? []) {
         if (examples.params && Object.hasOwn(examples.params, parameter.name)) parameter.example = examples.params[parameter.name];
@@ -422,11 +448,16 @@ export function withExamples<T extends object>(document: T): T {
       }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const code = Number(status);
-        const answer = examples.responses?.[code] ?? (code >= 400 ? errorExample(code, examples.errors?.[code] ?? DEFAULT_ERRORS[code] ?? 'INVALID_REQUEST') : undefined);
-        if (answer === undefined) continue;
         for (const [type, media] of Object.entries(response.content ?? {})) {
           if (type === 'image/png') continue;
-          media.example = answer;
+          const answer =
+            examples.responses?.[code] ??
+            (code < 400
+              ? undefined
+              : type === 'application/problem+json'
+                ? problemExample(code, examples.problems?.[code] ?? DEFAULT_PROBLEMS[code] ?? 'RequisicaoInvalida')
+                : errorExample(code, examples.errors?.[code] ?? DEFAULT_ERRORS[code] ?? 'INVALID_REQUEST'));
+          if (answer !== undefined) media.example = answer;
         }
       }
     }
