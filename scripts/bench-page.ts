@@ -89,6 +89,12 @@ measures every figure in the same run beside the machine's references: pgbench T
 - one account receiving 150 Pix at 10/s with three \`cash_in\` URLs on a receiver that answers
   after 12 s, while another account's webhooks go to the fast receiver
   (\`scripts/bench-fairness.ts\`): that account's webhook lag, target p99 < 1 s;
+- BCB's dialect (\`scripts/bench-bcb.ts\`): \`GET /qr/v2/{token}\`, the signed payload every QR
+  scan fetches, against node:crypto alone signing the same bytes with an RSA-2048 key and PS256,
+  as many at once as there are clients (signing is the physical limit; target ≥ 0.8 ×);
+  \`PUT /v2/cob/{txid}\` against \`POST /dict/pix\` run right before and after it (target
+  ≥ 0.5 ×); and the sandbox payer's whole dynamic path (fetch the location, verify the JWS and its
+  chain, pay), its rate and p99;
 - the ledger invariants, after everything.
 
 For each load it also reports the CPU per operation of PostgreSQL, of the service and of the

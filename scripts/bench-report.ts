@@ -2,6 +2,7 @@
 // per extra figure, then the invariants.
 import type { Costs, Invariants } from './bench-db.ts';
 import type { IsolationResult } from './bench-lists.ts';
+import type { BcbResults } from './bench-bcb.ts';
 import type { FairnessResult } from './bench-fairness.ts';
 import { percentile, type BurstResult, type LoadResult, type OpenLoopResult } from './bench-load.ts';
 
@@ -74,6 +75,8 @@ export interface Results {
   isolation: IsolationResult;
   /** One account floods a slow receiver; another account's webhook lag (scripts/bench-fairness.ts). */
   fairness: FairnessResult;
+  /** BCB's dialect: payload locations, PUT /v2/cob, the payer (scripts/bench-bcb.ts). */
+  bcb: BcbResults;
   check: Invariants;
 }
 
@@ -311,6 +314,7 @@ function rows(r: Results): Row[] {
     fairnessRow(r.fairness),
     ...listRows({ lists: r.lists, listsOpen: r.listsOpen, clients: s.listClients, rows: s.listRows, share: s.openShare }),
     ...isolationRows(r.isolation),
+    ...bcbReport(r.bcb).rows,
     ...overloadRows(r),
   ];
 }
@@ -408,6 +412,7 @@ function lines(r: Results): string[] {
         `(${r.webhooks.received} requests received; the receiver runs in a process of its own)`
       : '- webhooks: off',
     fairnessLine(r.fairness),
+    ...bcbReport(r.bcb).lines,
     `- overload: ${r.overload.withRetryAfter} of the 503s carried Retry-After; the accepted ones p99 ${ms(r.overload.acceptedP99)} ms; ` +
       `last answer ${ms(r.overload.lastAnswerMs)} ms after the burst`,
     `- token flood: last answer ${ms(r.tokens.lastAnswerMs)} ms after it left; 200 ms into it, a client that had a token before asked again: ` +
@@ -432,6 +437,25 @@ function fairnessLine(f: FairnessResult): string {
     `${ms(percentile(f.victimLags, 50))} ms, p99 ${ms(percentile(f.victimLags, 99))} ms, max ${ms(f.victimLags.at(-1) ?? NaN)} ms` +
     `${f.victimLags.includes(Infinity) ? `, ${f.victimLags.filter((x) => x === Infinity).length} never arrived` : ''}`
   );
+}
+
+/** The rows and lines the report prints of these runs. */
+function bcbReport(r: BcbResults): { rows: Row[]; lines: string[] } {
+  const dictPix = (r.dictPix[0].rate + r.dictPix[1].rate) / 2;
+  const qrShare = r.qr.rate / r.signing.rate;
+  const cobShare = r.cob.rate / dictPix;
+  return {
+    rows: [
+      { label: `node:crypto alone: PS256 signatures of the same bytes, RSA-2048, ${r.clients} in flight (the physical limit)`, rate: r.signing.rate, p50: r.signing.p50, p99: r.signing.p99 },
+      { label: 'GET /qr/v2/{token}: the signed payload a QR scan fetches', rate: r.qr.rate, ratio: `${ratio(qrShare)} × signing`, target: `≥ 0.8: ${verdict(qrShare >= 0.8)}`, p50: r.qr.p50, p99: r.qr.p99, statuses: r.qr.statuses },
+      { label: 'PUT /v2/cob/{txid}: a charge with its location and dynamic BR Code', rate: r.cob.rate, ratio: `${ratio(cobShare)} × POST /dict/pix`, target: `≥ 0.5: ${verdict(cobShare >= 0.5)}`, p50: r.cob.p50, p99: r.cob.p99, statuses: r.cob.statuses },
+      { label: 'POST /sandbox/payer/pay: fetch the location, verify the JWS and its chain, pay', rate: r.payer.rate, p50: r.payer.p50, p99: r.payer.p99, statuses: r.payer.statuses },
+    ],
+    lines: [
+      `- API Pix: POST /dict/pix beside PUT /v2/cob, before and after it: ${r.dictPix[0].rate.toFixed(0)}/s and ${r.dictPix[1].rate.toFixed(0)}/s; ` +
+        `the payer's run: ${r.payer.ok} codes paid, p99 ${ms(r.payer.p99)} ms`,
+    ],
+  };
 }
 
 /** The fairness scenario alone (BENCH_ONLY=fairness). */

@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
 import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes } from './bench-db.ts';
 import { listIsolation, seedCharges } from './bench-lists.ts';
+import { bcbRuns } from './bench-bcb.ts';
 import { burst, closedLoop, openLoop } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
 import { performancePage, type Machine } from './bench-page.ts';
@@ -479,6 +480,12 @@ async function finish(b: Bench, results: Results, startedAt: Date, loadAtStart: 
   if (check.sum !== '0' || check.mismatched !== 0 || check.negative !== 0 || check.unreconciled !== 0) process.exitCode = 1;
 }
 
+/** BCB's dialect: payload locations beside node:crypto, PUT /v2/cob beside POST /dict/pix, the payer (scripts/bench-bcb.ts). */
+async function bcbRun(b: Bench) {
+  const pick = spreadPick(b);
+  return bcbRuns(b.http, { accounts: b.accounts, pick, admin: ADMIN, clients: CLIENTS, seconds: SECONDS, dictPix: (worker, i) => transfer(pick(worker, i)) });
+}
+
 async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Account, startedAt: Date, loadAtStart: number): Promise<void> {
   const web = await httpRuns(b);
   const transfers = await withPgbench((reference) => transferRuns(b, hotReceiver, reference));
@@ -501,6 +508,7 @@ async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Acco
   const check = await invariants(b.url);
   const { lists, listsOpen } = await listRuns(b);
   const isolation = await isolationRun(b);
+  const bcb = await bcbRun(b);
 
   await finish(b, {
     settings: settings(b.url),
@@ -514,6 +522,7 @@ async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Acco
     listsOpen,
     isolation,
     fairness: unfair,
+    bcb,
     check,
   }, startedAt, loadAtStart);
 }

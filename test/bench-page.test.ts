@@ -108,6 +108,14 @@ const results: Results = {
     victimSent: 75,
     victimLags: lags(90, 110, 250),
   },
+  bcb: {
+    signing: { rate: 1800, p50: 17.2, p99: 30.1 },
+    qr: load(1500, 19.5, 44, 200),
+    dictPix: [load(3900, 7.2, 21), load(3800, 7.4, 22)],
+    cob: load(2600, 11.2, 30),
+    payer: load(180, 160, 320),
+    clients: 32,
+  },
   check: { sum: '0', mismatched: 0, negative: 0, unreconciled: 0 },
 };
 
@@ -162,6 +170,12 @@ describe('docs/performance.md as the bench writes it', () => {
     assert.match(row(page, 'GET /accounts/balances')!, /\| 20000 \| 0\.48 × hello-world \| ≥ 0\.5 × hello-world: NOT met \| 1\.4 \| 5\.2 \| 0\.12 \| 0\.05 \| 0\.08 \|/);
     assert.match(row(page, 'POST /dict/pix over 64 accounts')!, /\| 5100 \| 1\.02 × pgbench \| ≥ 0\.75 × pgbench: met; ≥ 1\.0 ×: met \|.* \| 17\.3 \| 18\.5 \| 3100 \| 3900 \| 120 \| \{"201":25500\} \|$/);
     assert.match(row(page, 'overload')!, /\| 759 × 503 of 3000 \| quick 503s \(p99 < 1000 ms\), no timeouts: met \| 150\.0 \| 224\.0 \|/);
+  });
+
+  it("shows BCB's dialect against its references, with their ratios", () => {
+    assert.match(row(page, 'GET /qr/v2/{token}') ?? '', /0\.83 × signing .*≥ 0\.8: met/);
+    assert.match(row(page, 'PUT /v2/cob/{txid}') ?? '', /0\.67 × POST \/dict\/pix .*≥ 0\.5: met/);
+    assert.ok(row(page, 'POST /sandbox/payer/pay'), 'the payer has its row');
   });
 
   it('ends with the lines under the table and the invariants', () => {
