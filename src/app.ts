@@ -34,6 +34,7 @@ import { balanceRoutes } from './modules/ledger/routes.ts';
 import { preparePayloadSigner } from './modules/locations/signing/service.ts';
 import type { PayloadSigner } from './modules/locations/signing/signer.ts';
 import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
+import { payerRoutes } from './modules/payer/routes.ts';
 import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes/index.ts';
 import { transactionRoutes } from './modules/transactions/routes/index.ts';
@@ -395,6 +396,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
       await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
+      await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl }));
     });
   }
 }

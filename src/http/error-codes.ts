@@ -125,6 +125,16 @@ export const ERROR_CODES = {
   INTERNAL_TRANSFER: { status: 422, description: 'The receiver is an account of this institution' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer of this institution has that endToEndId' },
   TRANSFER_NOT_SETTLED: { status: 422, description: 'Only a settled transfer can be refunded' },
+
+  // Sandbox payer (POST /sandbox/payer/pay)
+  INVALID_PAID_AT: { status: 400, description: 'paidAt is not a past timestamp' },
+  BRCODE_INVALID: { status: 422, description: 'The BR Code fails its CRC or structure, or names no valid key or location; `message` says which' },
+  LOCATION_UNREACHABLE: { status: 422, description: "The dynamic code's location gave no payload (connection, time limit, size limit or a status other than 200)" },
+  JWS_INVALID: { status: 422, description: "The location's JWS is refused: alg, jku, kid, x5t, x5c chain, root or signature, as `message` says" },
+  PAYLOAD_INVALID: { status: 422, description: "The signed payload is not a charge payload a payer can pay, or not the location's charge" },
+  CHARGE_EXPIRED: { status: 422, description: 'The charge is past its expiry (cob) or its last payable day (cobv) at the payment time' },
+  AMOUNT_NOT_ALLOWED: { status: 422, description: "The amount differs from the code's and the code does not let the payer change it" },
+  AMOUNT_REQUIRED: { status: 422, description: 'The code leaves the amount to the payer and none was sent' },
 } as const satisfies Record<string, { readonly status: number; readonly description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -363,6 +363,16 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     responses: { 201: pair },
     errors: { 404: 'CHARGE_NOT_FOUND', 422: 'CHARGE_NOT_ACTIVE' },
   },
+  sandboxPayerPay: {
+    body: {
+      pixCopiaECola:
+        '00020101021226750014br.gov.bcb.pix2553127.0.0.1:8080/qr/v2/2353c790eefb11eaadc10242ac1200025204000053039865802BR' +
+        '5923Padaria Pao Quente Ltda6009SAO PAULO62070503***63049C64',
+      payer: { name: 'Maria Cliente', document: '52998224725' },
+    },
+    responses: { 201: { ...pair, amount: '150.00', txid: TXID } },
+    errors: { 404: 'CHARGE_NOT_FOUND', 422: 'JWS_INVALID' },
+  },
   sandboxOpenMed: {
     body: { endToEndId: E2E_IN, reason: 'FRAUD', details: 'The payer reports a scam' },
     responses: { 201: { medId: 1 } },
