@@ -31,7 +31,8 @@ import { DirectoryLookups } from './modules/directory/lookups.ts';
 import { directoryRoutes } from './modules/directory/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
-import { preparePayloadSigner } from './modules/locations/signing/service.ts';
+import { payloadSignerFromFiles } from './modules/locations/signing/files.ts';
+import { preparePayloadSigner, signingAddress } from './modules/locations/signing/service.ts';
 import type { PayloadSigner } from './modules/locations/signing/signer.ts';
 import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
 import { payerRoutes } from './modules/payer/routes.ts';
@@ -245,7 +246,9 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
   const { tokens, trust, links, lists } = services;
   let signer: Promise<PayloadSigner> | undefined;
   const payloadSigner = () => {
-    signer ??= preparePayloadSigner(db, kek, { publicUrl: config.publicUrl, now: clock.now() });
+    signer ??= config.qrSigning
+      ? payloadSignerFromFiles(config.qrSigning, signingAddress(config.publicUrl).jku)
+      : preparePayloadSigner(db, kek, { publicUrl: config.publicUrl, now: clock.now() });
     // A failed preparation (the database briefly away) is tried again by the next request.
     signer.catch(() => (signer = undefined));
     return signer;

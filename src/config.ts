@@ -1,6 +1,7 @@
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { randomToken } from './lib/ids.ts';
+import { signingFilesProblem } from './modules/locations/signing/files.ts';
 
 /** The environment, parsed once into a typed, frozen object (operations-and-sandbox.md). */
 export interface Config {
@@ -51,6 +52,8 @@ export interface Config {
    * locations (`{host}/qr/v2/...`) and the JWK Set's address are built from it.
    */
   readonly publicUrl: string;
+  /** QR_SIGNING_KEY_FILE and QR_SIGNING_CHAIN_FILE: production's payload-signing key and chain (else the sandbox's own CA). */
+  readonly qrSigning: { readonly keyFile: string; readonly chainFile: string } | undefined;
 }
 
 export interface DirectoryBucket {
@@ -126,6 +129,20 @@ function file(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!isFile(raw)) fail(name, `must name an existing file (got ${quote(raw)})`);
   return raw;
+}
+
+/**
+ * QR_SIGNING_KEY_FILE and QR_SIGNING_CHAIN_FILE: the key and chain that sign payload locations
+ * instead of the sandbox's generated CA, set together and checked at start (key, chain, issuers).
+ */
+function qrSigning(env: Env): { readonly keyFile: string; readonly chainFile: string } | undefined {
+  const keyFile = file(env, 'QR_SIGNING_KEY_FILE');
+  const chainFile = file(env, 'QR_SIGNING_CHAIN_FILE');
+  if (Boolean(keyFile) !== Boolean(chainFile)) fail(keyFile ? 'QR_SIGNING_CHAIN_FILE' : 'QR_SIGNING_KEY_FILE', 'must be set together with the other QR signing file');
+  if (!keyFile || !chainFile) return undefined;
+  const wrong = signingFilesProblem(readFileSync(keyFile, 'utf8'), readFileSync(chainFile, 'utf8'));
+  if (wrong) fail(wrong.variable, wrong.problem);
+  return Object.freeze({ keyFile, chainFile });
 }
 
 /** The longest location BCB allows is 77 characters: `{host}/qr/v2/cobv/` and a 32-character token. */
@@ -272,5 +289,6 @@ export function loadConfig(env: Env = process.env): Config {
     keyEncryptionKey: keyEncryptionKey(env, production),
     directoryLimits: directoryLimits(env),
     publicUrl: publicUrl(env, host, port, Boolean(certFile && keyFile)),
+    qrSigning: qrSigning(env),
   });
 }

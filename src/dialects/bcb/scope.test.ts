@@ -236,7 +236,7 @@ describe('BCB dialect: the /v2 scope of the service', () => {
   after(() => t.close());
 
   it('answers an unknown /v2 route with a NaoEncontrado problem, and an unknown root route with the seed body', async () => {
-    const v2 = await t.app.inject({ method: 'GET', url: '/v2/cob/abc', headers: { 'x-request-id': 'abc-1' } });
+    const v2 = await t.app.inject({ method: 'GET', url: '/v2/nada/abc', headers: { 'x-request-id': 'abc-1' } });
     assert.equal(assertProblem(v2, 404, 'NaoEncontrado').correlationId, 'abc-1');
     const root = await t.app.inject({ method: 'GET', url: '/no/such/route' });
     assert.equal(root.statusCode, 404);

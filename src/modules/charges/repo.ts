@@ -99,6 +99,8 @@ export interface NewCharge {
   brCode: string;
   locId: bigint;
   pixCopiaECola: string;
+  /** BCB's valor.retirada (saque or troco); null for a plain charge. */
+  retirada?: Record<string, unknown> | null;
   now: Date;
 }
 
@@ -122,6 +124,7 @@ export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<C
       br_code: charge.brCode,
       loc_id: charge.locId,
       pix_copia_e_cola: charge.pixCopiaECola,
+      retirada: json(charge.retirada ?? null),
       created_at: charge.now,
       updated_at: charge.now,
     })
@@ -184,6 +187,7 @@ export interface ChargeChanges {
   solicitacaoPagador?: string | null;
   infoAdicionais?: InfoAdicional[] | null;
   brCode?: string;
+  retirada?: Record<string, unknown> | null;
   paidTransactionId?: bigint;
   now: Date;
 }
@@ -203,6 +207,7 @@ export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Prom
       ...(c.solicitacaoPagador !== undefined ? { solicitacao_pagador: c.solicitacaoPagador } : {}),
       ...(c.infoAdicionais !== undefined ? { info_adicionais: json(c.infoAdicionais) } : {}),
       ...(c.brCode !== undefined ? { br_code: c.brCode } : {}),
+      ...(c.retirada !== undefined ? { retirada: json(c.retirada) } : {}),
       ...(c.paidTransactionId !== undefined ? { paid_transaction_id: c.paidTransactionId } : {}),
     })
     .where('id', '=', id)
@@ -227,6 +232,8 @@ export interface ChargeFilter {
   status?: ChargeStatus | undefined;
   /** Immediate charges unless told otherwise. */
   tipoCob?: TipoCob | undefined;
+  /** BCB's locationPresente: only charges linked to a location (true) or unlinked ones (false). */
+  locationPresente?: boolean | undefined;
   now: Date;
 }
 
@@ -240,6 +247,7 @@ function matching(db: DbExecutor, f: ChargeFilter) {
   if (f.cpf !== undefined) q = q.where(sql<string>`charges.devedor->>'cpf'`, '=', f.cpf);
   if (f.cnpj !== undefined) q = q.where(sql<string>`charges.devedor->>'cnpj'`, '=', f.cnpj);
   if (f.status !== undefined) q = q.where(effectiveStatusSql(f.now), '=', f.status);
+  if (f.locationPresente !== undefined) q = q.where('charges.loc_id', f.locationPresente ? 'is not' : 'is', null);
   return q;
 }
 
@@ -326,3 +334,14 @@ export async function findRevision(db: DbExecutor, chargeId: bigint, revisao: nu
   const found = await db.selectFrom('charge_revisions').select('snapshot').where('charge_id', '=', chargeId).where('revisao', '=', revisao).executeTakeFirst();
   return found ? rowOfSnapshot(found.snapshot) : undefined;
 }
+
+/** The received Pix that paid charges (BCB's `pix` of a charge), by their transaction ids. */
+export function findPayments(db: DbExecutor, transactionIds: readonly bigint[]) {
+  if (transactionIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('transactions')
+    .select(['id', 'end_to_end_id', 'txid', 'pix_key', 'amount_centavos', 'description', 'value_components', 'processed_at', 'created_at'])
+    .where('id', 'in', transactionIds)
+    .execute();
+}
+export type PaymentRow = Awaited<ReturnType<typeof findPayments>>[number];

@@ -17,7 +17,7 @@ import { documentType, isValidCnpj, isValidCpf, normalizeDocument } from '../../
 import { pixIdentifier, randomAlphanumeric } from '../../lib/ids.ts';
 import { formatDay, parseDay } from '../../lib/banking-days.ts';
 import { DAY_MS, parseDateBound, SAO_PAULO_OFFSET } from '../../lib/dates.ts';
-import { parseDecimal2 } from '../../lib/money.ts';
+import { formatCentavos, parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { findKey } from '../directory/repo.ts';
 import type { LocationRow } from '../locations/repo.ts';
@@ -25,8 +25,9 @@ import { locationUrl, takeLocation } from '../locations/service.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { receivePix } from '../settlement/service.ts';
 import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
+import { refundsOf, type RefundRow } from '../refunds/repo.ts';
 import * as repo from './repo.ts';
-import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional } from './repo.ts';
+import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional, PaymentRow } from './repo.ts';
 
 export interface ChargesDeps {
   readonly db: Db;
@@ -50,10 +51,28 @@ export const FALLBACK_MERCHANT_NAME = 'RECEBEDOR PIX';
 export const DEFAULT_EXPIRACAO_SECONDS = 86_400;
 export const GENERATED_TXID_LENGTH = 32;
 
+/** One branch of BCB's valor.retirada: a Pix Saque or a Pix Troco. */
+export interface RetiradaItem {
+  valor: string;
+  modalidadeAlteracao?: number | undefined;
+  modalidadeAgente: string;
+  prestadorDoServicoDeSaque: string;
+}
+export interface Retirada {
+  saque?: RetiradaItem | undefined;
+  troco?: RetiradaItem | undefined;
+}
+
+/**
+ * Whose rules an amount follows: the root dialect's (always greater than 0) or BCB's (0.00 for a
+ * Pix Saque or an amount the payer chooses, and valor.retirada as CobValor describes it).
+ */
+export type AmountRules = 'root' | 'bcb';
+
 export interface ChargeInput {
   calendario?: { expiracao?: number | undefined } | undefined;
   devedor?: { cpf?: string | undefined; cnpj?: string | undefined; nome: string } | undefined;
-  valor?: { original?: string | undefined; modalidadeAlteracao?: number | undefined } | undefined;
+  valor?: { original?: string | undefined; modalidadeAlteracao?: number | undefined; retirada?: Retirada | undefined } | undefined;
   chave?: string | undefined;
   solicitacaoPagador?: string | undefined;
   infoAdicionais?: InfoAdicional[] | undefined;
@@ -103,12 +122,40 @@ function devedorOf(raw: NonNullable<ChargeInput['devedor']>): Devedor {
   throw badRequest('INVALID_DEVEDOR', 'devedor.cpf or devedor.cnpj is required');
 }
 
-function amountOf(original: string): bigint {
+function amountOf(original: string, field = 'valor.original', zeroAllowed = false): bigint {
   const centavos = parseDecimal2(original);
-  if (centavos === null) throw badRequest('INVALID_AMOUNT', 'valor.original must be a decimal string with 2 places ("10.00")');
-  if (centavos <= 0n) throw badRequest('INVALID_AMOUNT', 'valor.original must be greater than 0');
-  if (centavos > BRCODE_MAX_AMOUNT_CENTAVOS) throw badRequest('INVALID_AMOUNT', 'valor.original must be at most 9999999999.99');
+  if (centavos === null) throw badRequest('INVALID_AMOUNT', `${field} must be a decimal string with 2 places ("10.00")`);
+  if (centavos < 0n || (centavos === 0n && !zeroAllowed)) throw badRequest('INVALID_AMOUNT', `${field} must be greater than 0`);
+  if (centavos > BRCODE_MAX_AMOUNT_CENTAVOS) throw badRequest('INVALID_AMOUNT', `${field} must be at most 9999999999.99`);
   return centavos;
+}
+
+export interface CheckedValor {
+  amountCentavos: bigint;
+  modalidadeAlteracao: number;
+  retirada: Retirada | null;
+}
+
+/**
+ * A charge's amount under BCB's rules (CobValor): without retirada, 0.00 only when the payer may
+ * change it (modalidadeAlteracao 1); with retirada, exactly one of saque (valor.original 0.00) or
+ * troco (greater than 0), the original not alterable, and the withdrawal greater than 0 unless
+ * its own modalidadeAlteracao is 1.
+ */
+export function checkValor(valor: { original: string; modalidadeAlteracao?: number | undefined; retirada?: Retirada | null | undefined }, rules: AmountRules): CheckedValor {
+  const modalidadeAlteracao = valor.modalidadeAlteracao ?? 0;
+  const retirada = valor.retirada ?? null;
+  if (rules === 'root' || retirada === null) {
+    return { amountCentavos: amountOf(valor.original, 'valor.original', rules === 'bcb' && modalidadeAlteracao === 1), modalidadeAlteracao, retirada: null };
+  }
+  const kind = retirada.saque && !retirada.troco ? 'saque' : retirada.troco && !retirada.saque ? 'troco' : null;
+  if (kind === null) throw badRequest('INVALID_RETIRADA', 'valor.retirada must have exactly one of saque or troco');
+  if (modalidadeAlteracao !== 0) throw badRequest('INVALID_RETIRADA', 'valor.modalidadeAlteracao must be 0 when valor.retirada is present');
+  const amountCentavos = amountOf(valor.original, 'valor.original', kind === 'saque');
+  if (kind === 'saque' && amountCentavos !== 0n) throw badRequest('INVALID_RETIRADA', 'valor.original must be 0.00 with valor.retirada.saque');
+  const item = retirada[kind]!;
+  amountOf(item.valor, `valor.retirada.${kind}.valor`, (item.modalidadeAlteracao ?? 0) === 1);
+  return { amountCentavos, modalidadeAlteracao, retirada: { [kind]: item } };
 }
 
 /** The key a charge names: one of the account's own, the oldest when none is given. */
@@ -143,7 +190,8 @@ function brCodeOf(fields: BrCodeFields, merchant: string): string {
   try {
     return buildBrCode({
       key: fields.chave,
-      amountCentavos: fields.amountCentavos,
+      // An amount of 0 (BCB's Pix Saque, or an amount the payer chooses) is no amount field.
+      ...(fields.amountCentavos > 0n ? { amountCentavos: fields.amountCentavos } : {}),
       merchantName: merchant,
       merchantCity: MERCHANT_CITY,
       txid: fields.txid,
@@ -157,9 +205,9 @@ function brCodeOf(fields: BrCodeFields, merchant: string): string {
 }
 
 /** PUT /cob/{txid} (txid given) and POST /cob (txid generated). */
-export async function createCharge(deps: ChargesDeps, accountId: bigint, input: ChargeInput, txid?: string): Promise<ChargeRow> {
+export async function createCharge(deps: ChargesDeps, accountId: bigint, input: ChargeInput, txid?: string, rules: AmountRules = 'root'): Promise<ChargeRow> {
   if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
-  const amountCentavos = amountOf(input.valor.original);
+  const { amountCentavos, modalidadeAlteracao, retirada } = checkValor({ ...input.valor, original: input.valor.original }, rules);
   const devedor = input.devedor ? devedorOf(input.devedor) : null;
   if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
   const chave = await chargeKey(deps.db, accountId, input.chave);
@@ -179,7 +227,8 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
           txid: id,
           expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
           amountCentavos,
-          modalidadeAlteracao: input.valor!.modalidadeAlteracao ?? 0,
+          modalidadeAlteracao,
+          retirada: retirada as Record<string, unknown> | null,
           chave,
           devedor,
           solicitacaoPagador,
@@ -222,6 +271,7 @@ export interface ChargeListQuery {
   cpf?: string | undefined;
   cnpj?: string | undefined;
   status?: ChargeStatus | undefined;
+  locationPresente?: boolean | undefined;
   'paginacao.paginaAtual'?: number | undefined;
   'paginacao.itensPorPagina'?: number | undefined;
 }
@@ -235,22 +285,28 @@ function instant(text: string, field: string): Date {
   return parsed.at;
 }
 
+/** The [inicio, fim] of a list (both inclusive), at most 31 days apart (decisions.md). */
+export function listInterval(inicio: string, fim: string): { from: Date; to: Date } {
+  const from = instant(inicio, 'inicio');
+  const to = instant(fim, 'fim');
+  if (to.getTime() < from.getTime()) throw badRequest('INVALID_INTERVAL', 'fim must not be before inicio');
+  if (to.getTime() - from.getTime() > MAX_INTERVAL_DAYS * DAY_MS) {
+    throw badRequest('INTERVAL_TOO_LONG', `inicio and fim are at most ${MAX_INTERVAL_DAYS} days apart`);
+  }
+  return { from, to };
+}
+
 /**
  * GET /cob: the account's charges created in [inicio, fim], at most 31 days apart (decisions.md),
  * as BCB's API Pix lists them.
  */
 export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, query: ChargeListQuery) {
-  const from = instant(query.inicio, 'inicio');
-  const to = instant(query.fim, 'fim');
-  if (to.getTime() < from.getTime()) throw badRequest('INVALID_INTERVAL', 'fim must not be before inicio');
-  if (to.getTime() - from.getTime() > MAX_INTERVAL_DAYS * DAY_MS) {
-    throw badRequest('INTERVAL_TOO_LONG', `inicio and fim are at most ${MAX_INTERVAL_DAYS} days apart`);
-  }
+  const { from, to } = listInterval(query.inicio, query.fim);
   if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
   const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
   const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
   const now = deps.clock.now();
-  const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now };
+  const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, locationPresente: query.locationPresente, now };
   const { rows, total } = await deps.lists.run(accountId, (db) => repo.listCharges(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
   const parametros = {
     inicio: from.toISOString(),
@@ -258,6 +314,7 @@ export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, que
     ...(query.cpf !== undefined ? { cpf: query.cpf } : {}),
     ...(query.cnpj !== undefined ? { cnpj: query.cnpj } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
+    ...(query.locationPresente !== undefined ? { locationPresente: query.locationPresente } : {}),
     paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
   };
   return { parametros, rows, now };
@@ -276,18 +333,29 @@ async function requireActive(trx: Trx, row: ChargeRow, at: Date, now: Date, refu
   return refusal(status);
 }
 
-function revisionChanges(input: ChargeRevision) {
+function revisionChanges(input: ChargeRevision, rules: AmountRules) {
   if (Object.keys(input).length === 0) throw badRequest('EMPTY_REVISION', 'body must change at least one field');
   if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
-  return {
-    amountCentavos: input.valor?.original !== undefined ? amountOf(input.valor.original) : undefined,
-    devedor: input.devedor ? devedorOf(input.devedor) : undefined,
-  };
+  // The amount alone is checked before the charge is read; with BCB's rules, its 0.00 is then checked against the rest of valor.
+  if (input.valor?.original !== undefined) amountOf(input.valor.original, 'valor.original', rules === 'bcb');
+  return { devedor: input.devedor ? devedorOf(input.devedor) : undefined };
+}
+
+/** The charge's valor once the revision's fields replace its own, checked as a whole. */
+function revisedValor(row: ChargeRow, given: ChargeInput['valor'], rules: AmountRules): CheckedValor {
+  return checkValor(
+    {
+      original: given?.original ?? formatCentavos(row.amount_centavos),
+      modalidadeAlteracao: given?.modalidadeAlteracao ?? row.modalidade_alteracao,
+      retirada: given?.retirada ?? (row.retirada as Retirada | null),
+    },
+    given === undefined ? 'bcb' : rules,
+  );
 }
 
 /** PATCH /cob/{txid}: revises (revisao + 1, new BR Code) or cancels an ATIVA charge. */
-export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeRevision): Promise<ChargeRow> {
-  const checked = revisionChanges(input);
+export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeRevision, rules: AmountRules = 'root'): Promise<ChargeRow> {
+  const checked = revisionChanges(input, rules);
   const now = deps.clock.now();
   const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow>> => {
     const row = await repo.lockCharge(trx, accountId, txid);
@@ -295,7 +363,8 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
     const refused = await requireActive(trx, row, now, now, (status) => badRequest('CHARGE_NOT_ACTIVE', `charge is not ATIVA (it is ${status})`));
     if (refused) return { ok: false, error: refused };
     const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
-    const amountCentavos = checked.amountCentavos ?? row.amount_centavos;
+    const valor = input.valor === undefined ? null : revisedValor(row, input.valor, rules);
+    const amountCentavos = valor?.amountCentavos ?? row.amount_centavos;
     const solicitacaoPagador = input.solicitacaoPagador ?? row.solicitacao_pagador;
     const merchant = await merchantName(trx, accountId);
     await repo.insertRevision(trx, row, now);
@@ -304,7 +373,7 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
       revisao: row.revisao + 1,
       ...(input.calendario?.expiracao !== undefined ? { expiracaoSeconds: input.calendario.expiracao } : {}),
       amountCentavos,
-      ...(input.valor?.modalidadeAlteracao !== undefined ? { modalidadeAlteracao: input.valor.modalidadeAlteracao } : {}),
+      ...(valor ? { modalidadeAlteracao: valor.modalidadeAlteracao, retirada: valor.retirada as Record<string, unknown> | null } : {}),
       chave,
       ...(checked.devedor ? { devedor: checked.devedor } : {}),
       solicitacaoPagador,
@@ -316,6 +385,18 @@ export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: s
   });
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/**
+ * The charge as it was at revision `revisao` (the current one is its row, earlier ones their
+ * snapshots); a revision it never had is not found.
+ */
+export async function getChargeRevision(deps: ChargesDeps, accountId: bigint, txid: string, revisao: number): Promise<ChargeRow | ChargeWithPayment> {
+  const row = await getCharge(deps, accountId, txid);
+  if (revisao === row.revisao) return row;
+  const earlier = revisao < row.revisao ? await repo.findRevision(deps.db, row.id, revisao) : undefined;
+  if (!earlier) throw notFound('REVISION_NOT_FOUND', `The charge has no revisao ${revisao} (its current one is ${row.revisao})`);
+  return earlier;
 }
 
 export interface ChargePayment {
@@ -392,4 +473,24 @@ export async function payCharge(deps: Pick<ChargesDeps, 'db'>, p: ChargePayment)
   const outcome = await deps.db.transaction().execute((trx) => payChargeInTransaction(trx, { ...p, payer: { ...p.payer, document } }));
   if (!outcome.ok) throw outcome.error;
   return { endToEndId: outcome.value.endToEndId, transactionId: Number(outcome.value.transactionId) };
+}
+
+/** The received Pix that concluded a charge, with the refunds of it. */
+export interface ChargePaymentDetail {
+  payment: PaymentRow;
+  refunds: RefundRow[];
+}
+
+/** The payments of the paid charges among `rows`, by charge id, in two statements. */
+export async function paymentsOf(db: DbExecutor, rows: readonly ChargeRow[]): Promise<Map<bigint, ChargePaymentDetail>> {
+  const paid = rows.filter((row) => row.paid_transaction_id !== null);
+  const ids = [...new Set(paid.map((row) => row.paid_transaction_id!))];
+  const [payments, refunds] = await Promise.all([repo.findPayments(db, ids), refundsOf(db, ids)]);
+  const byId = new Map(payments.map((p) => [p.id, { payment: p, refunds: refunds.filter((r) => r.original_transaction_id === p.id) }]));
+  const out = new Map<bigint, ChargePaymentDetail>();
+  for (const row of paid) {
+    const detail = byId.get(row.paid_transaction_id!);
+    if (detail) out.set(row.id, detail);
+  }
+  return out;
 }

@@ -52,3 +52,35 @@ export async function lockLocation(trx: Trx, accountId: bigint, id: bigint): Pro
   const charge = await trx.selectFrom('charges').select(['id', 'txid']).where('loc_id', '=', id).executeTakeFirst();
   return { ...row, txid: charge?.txid ?? null, charge_id: charge?.id ?? null };
 }
+
+export interface LocationFilter {
+  accountId: bigint;
+  /** Both inclusive. */
+  from: Date;
+  to: Date;
+  /** Only locations linked to a charge (true) or free ones (false). */
+  txIdPresente?: boolean | undefined;
+  tipoCob?: TipoCob | undefined;
+}
+
+/** A page of the account's locations created in [from, to], newest first, and how many match. */
+export async function listLocations(db: DbExecutor, f: LocationFilter, page: { offset: number; limit: number }) {
+  let q = linked(db)
+    .where('locations.account_id', '=', f.accountId)
+    .where((eb) => eb.between('locations.created_at', f.from, f.to));
+  if (f.tipoCob !== undefined) q = q.where('locations.tipo_cob', '=', f.tipoCob);
+  if (f.txIdPresente !== undefined) q = q.where('charges.id', f.txIdPresente ? 'is not' : 'is', null);
+  const [rows, counted] = await Promise.all([
+    q.orderBy('locations.created_at', 'desc').orderBy('locations.id', 'desc').offset(page.offset).limit(page.limit).execute(),
+    q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(counted.total) };
+}
+
+/**
+ * Unlinks the charge a location serves (DELETE /v2/loc/{id}/txid): the charge keeps its status
+ * and shows no location; the location serves nothing until a charge takes it again.
+ */
+export async function unlinkCharge(trx: Trx, locationId: bigint): Promise<void> {
+  await trx.updateTable('charges').set({ loc_id: null }).where('loc_id', '=', locationId).execute();
+}

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { DbExecutor, Trx } from '../../db/client.ts';
-import { badRequest } from '../../http/errors.ts';
+import type { Db, DbExecutor, Trx } from '../../db/client.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
+import QRCode from 'qrcode';
+import { findCharge, type ChargeWithPayment } from '../charges/repo.ts';
+import { dynamicBrCodeOf, listInterval, merchantName } from '../charges/service.ts';
 import * as repo from './repo.ts';
 import type { LinkedLocation, LocationRow, TipoCob } from './repo.ts';
 
@@ -37,4 +41,80 @@ export async function takeLocation(trx: Trx, accountId: bigint, tipoCob: TipoCob
   if (row.tipo_cob !== tipoCob) throw badRequest('LOCATION_WRONG_KIND', `loc.id ${locId} is a location of tipoCob ${row.tipo_cob}, not ${tipoCob}`);
   if (row.txid !== null) throw badRequest('LOCATION_IN_USE', `loc.id ${locId} is already linked to the charge ${row.txid}`);
   return row;
+}
+
+const locationNotFound = (id: string) => notFound('PAYLOAD_LOCATION_NOT_FOUND', `The account has no payload location ${id}`);
+
+/** A location id as a path gives it: digits naming a bigint, else no location. */
+function locationId(id: string): bigint | null {
+  return /^[0-9]{1,18}$/.test(id) ? BigInt(id) : null;
+}
+
+/** The account's location with that id, with the txid of the charge it serves; another account's is not found. */
+export async function getLocation(db: DbExecutor, accountId: bigint, id: string): Promise<LinkedLocation> {
+  const key = locationId(id);
+  const row = key === null ? undefined : await repo.findLocation(db, accountId, key);
+  if (!row) throw locationNotFound(id);
+  return row;
+}
+
+/** DELETE /v2/loc/{id}/txid: the location stops serving its charge (if it served one); the charge's status is unchanged. */
+export async function unlinkLocation(db: Db, accountId: bigint, id: string): Promise<LinkedLocation> {
+  const key = locationId(id);
+  if (key === null) throw locationNotFound(id);
+  return db.transaction().execute(async (trx) => {
+    const row = await repo.lockLocation(trx, accountId, key);
+    if (!row) throw locationNotFound(id);
+    if (row.charge_id !== null) await repo.unlinkCharge(trx, row.id);
+    return { ...row, txid: null, charge_id: null };
+  });
+}
+
+export interface LocationListQuery {
+  inicio: string;
+  fim: string;
+  txIdPresente?: boolean | undefined;
+  tipoCob?: TipoCob | undefined;
+  'paginacao.paginaAtual'?: number | undefined;
+  'paginacao.itensPorPagina'?: number | undefined;
+}
+
+/** GET /v2/loc: the account's locations created in [inicio, fim] (at most 31 days apart). */
+export async function listLocationsOf(deps: { lists: ListQueries }, accountId: bigint, query: LocationListQuery) {
+  const { from, to } = listInterval(query.inicio, query.fim);
+  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
+  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const filter = { accountId, from, to, txIdPresente: query.txIdPresente, tipoCob: query.tipoCob };
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listLocations(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
+  const parametros = {
+    inicio: from.toISOString(),
+    fim: to.toISOString(),
+    ...(query.txIdPresente !== undefined ? { txIdPresente: query.txIdPresente } : {}),
+    ...(query.tipoCob !== undefined ? { tipoCob: query.tipoCob } : {}),
+    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+  };
+  return { parametros, rows };
+}
+
+/**
+ * GET /v2/loc/{id}/qrcode: the dynamic BR Code of the location (the one its charge carries, or
+ * the location's own while it serves none) and a PNG data URI of its QR code.
+ */
+export async function locationQrCode(deps: { db: DbExecutor; publicUrl: string }, accountId: bigint, id: string) {
+  const row = await getLocation(deps.db, accountId, id);
+  const charge = row.txid === null ? undefined : await findCharge(deps.db, accountId, row.txid, row.tipo_cob);
+  const qrcode = charge?.pix_copia_e_cola ?? dynamicBrCodeOf(deps.publicUrl, row, await merchantName(deps.db, accountId));
+  const imagemQrcode = await QRCode.toDataURL(qrcode, { errorCorrectionLevel: 'M', margin: 2, width: 300, type: 'image/png' });
+  return { qrcode, imagemQrcode };
+}
+
+/**
+ * The charge a public location serves (`/qr/v2/{token}`): a token that names no location of
+ * that kind, or a location serving no charge, is not found.
+ */
+export async function chargeAtLocation(db: DbExecutor, token: string, tipoCob: TipoCob): Promise<ChargeWithPayment> {
+  const row = /^[a-z0-9]{32}$/.test(token) ? await repo.findLocationByToken(db, token) : undefined;
+  const charge = row?.tipo_cob === tipoCob && row.txid !== null ? await findCharge(db, row.account_id, row.txid, tipoCob) : undefined;
+  if (!charge) throw notFound('PAYLOAD_NOT_FOUND', 'No charge is served at this location');
+  return charge;
 }

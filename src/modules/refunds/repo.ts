@@ -26,6 +26,12 @@ export function findRefund(db: DbExecutor, originalId: bigint, refundId: string)
 
 export type RefundRow = NonNullable<Awaited<ReturnType<typeof findRefund>>>;
 
+/** The refunds of received PIX (BCB's `devolucoes`), oldest first. */
+export function refundsOf(db: DbExecutor, originalIds: readonly bigint[]): Promise<RefundRow[]> {
+  if (originalIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('refunds').selectAll().where('original_transaction_id', 'in', originalIds).orderBy('requested_at').orderBy('id').execute();
+}
+
 /** A refund of the account's received PIX `endToEndId`, by its client id. */
 export function findAccountRefund(db: DbExecutor, accountId: bigint, endToEndId: string, refundId: string) {
   return db

@@ -1,0 +1,165 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { RouteApp } from '../../../http/route-app.ts';
+import { requireScope } from '../../../modules/auth/scopes.ts';
+import {
+  createCharge,
+  getCharge,
+  getChargeRevision,
+  listChargesOf,
+  paymentsOf,
+  reviseCharge,
+  type ChargeListDeps,
+} from '../../../modules/charges/service.ts';
+import type { BcbDeps } from '../operations.ts';
+import { problem, problemResponses } from '../problems.ts';
+import { BcbTxidParams, bcbPaginacao, bcbSecurity } from '../schemas.ts';
+import { CobCompleta, CobListQuery, CobQuery, CobRevisada, CobSolicitada, CobsConsultadas } from './schemas.ts';
+import { cobView } from './views.ts';
+
+const TAGS = ['API Pix: cob'];
+const WRITE = { invalid: 'CobOperacaoInvalida', notFound: 'CobNaoEncontrado' } as const;
+const READ = { invalid: 'CobConsultaInvalida', notFound: 'CobNaoEncontrado' } as const;
+
+/** The charge as BCB shows it: the current revision (with its Pix) or an earlier one. */
+async function shownCob(deps: ChargeListDeps, accountId: bigint, txid: string, revisao?: number) {
+  const current = await getCharge(deps, accountId, txid);
+  const now = deps.clock.now();
+  if (revisao !== undefined && revisao !== current.revisao) {
+    return cobView(await getChargeRevision(deps, accountId, txid, revisao), current, { now, publicUrl: deps.publicUrl });
+  }
+  const payment = (await paymentsOf(deps.db, [current])).get(current.id);
+  return cobView(current, current, { now, publicUrl: deps.publicUrl, payment });
+}
+
+function putCob(app: RouteApp, deps: ChargeListDeps) {
+  app.put(
+    '/cob/:txid',
+    {
+      schema: {
+        tags: TAGS,
+        security: bcbSecurity('cob.write'),
+        operationId: 'bcbPutCob',
+        summary: 'Criar cobrança imediata (txid do recebedor)',
+        description: 'Um txid que a conta já usou é 400 CobOperacaoInvalida. Sem loc.id, uma location nova é criada para a cobrança.',
+        params: BcbTxidParams,
+        body: CobSolicitada,
+        response: { 201: CobCompleta, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: { bcbProblems: WRITE },
+      preHandler: requireScope('cob.write'),
+    },
+    async (request, reply) => {
+      const row = await createCharge(deps, request.accountId, request.body, request.params.txid, 'bcb');
+      return reply.status(201).send(await shownCob(deps, request.accountId, row.txid));
+    },
+  );
+}
+
+function postCob(app: RouteApp, deps: ChargeListDeps) {
+  app.post(
+    '/cob',
+    {
+      schema: {
+        tags: TAGS,
+        security: bcbSecurity('cob.write'),
+        operationId: 'bcbPostCob',
+        summary: 'Criar cobrança imediata (txid definido pelo PSP)',
+        body: CobSolicitada,
+        response: { 201: CobCompleta, ...problemResponses(400, 403, 503) },
+      },
+      config: { bcbProblems: WRITE },
+      preHandler: requireScope('cob.write'),
+    },
+    async (request, reply) => {
+      const row = await createCharge(deps, request.accountId, request.body, undefined, 'bcb');
+      return reply.status(201).send(await shownCob(deps, request.accountId, row.txid));
+    },
+  );
+}
+
+function patchCob(app: RouteApp, deps: ChargeListDeps) {
+  app.patch(
+    '/cob/:txid',
+    {
+      schema: {
+        tags: TAGS,
+        security: bcbSecurity('cob.write'),
+        operationId: 'bcbPatchCob',
+        summary: 'Revisar cobrança imediata',
+        description: 'Cada alteração incrementa a revisão em 1; status REMOVIDA_PELO_USUARIO_RECEBEDOR remove a cobrança e não vem com outras alterações.',
+        params: BcbTxidParams,
+        body: CobRevisada,
+        response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: { bcbProblems: WRITE },
+      preHandler: requireScope('cob.write'),
+    },
+    async (request) => {
+      if (request.body.status !== undefined && Object.keys(request.body).length > 1) {
+        throw problem('CobOperacaoInvalida', 'Remover a cobrança (status REMOVIDA_PELO_USUARIO_RECEBEDOR) não se combina com outras alterações.', {
+          violacoes: [{ razao: 'O campo status não pode vir com outras alterações.', propriedade: 'status', valor: request.body.status }],
+        });
+      }
+      await reviseCharge(deps, request.accountId, request.params.txid, request.body, 'bcb');
+      return shownCob(deps, request.accountId, request.params.txid);
+    },
+  );
+}
+
+function getCob(app: RouteApp, deps: ChargeListDeps) {
+  app.get(
+    '/cob/:txid',
+    {
+      schema: {
+        tags: TAGS,
+        security: bcbSecurity('cob.read'),
+        operationId: 'bcbGetCob',
+        summary: 'Consultar cobrança imediata',
+        description: 'Com revisao, a cobrança como era nessa revisão; uma revisão que a cobrança não teve é 404 CobNaoEncontrado.',
+        params: BcbTxidParams,
+        querystring: CobQuery,
+        response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: { bcbProblems: READ },
+      preHandler: requireScope('cob.read'),
+    },
+    async (request) => shownCob(deps, request.accountId, request.params.txid, request.query.revisao),
+  );
+}
+
+function listCobs(app: RouteApp, deps: ChargeListDeps) {
+  app.get(
+    '/cob',
+    {
+      schema: {
+        tags: TAGS,
+        security: bcbSecurity('cob.read'),
+        operationId: 'bcbListCob',
+        summary: 'Consultar lista de cobranças imediatas',
+        description: 'Cobranças imediatas criadas entre inicio e fim (no máximo 31 dias), mais novas primeiro; cobranças com vencimento não entram.',
+        querystring: CobListQuery,
+        response: { 200: CobsConsultadas, ...problemResponses(400, 403, 503) },
+      },
+      config: { bcbProblems: READ },
+      preHandler: requireScope('cob.read'),
+    },
+    async (request) => {
+      const { parametros, rows, now } = await listChargesOf(deps, request.accountId, request.query);
+      const payments = await paymentsOf(deps.db, rows);
+      const cobs = rows.map((row) => cobView(row, row, { now, publicUrl: deps.publicUrl, payment: payments.get(row.id) }));
+      return { parametros: { ...parametros, paginacao: bcbPaginacao(parametros.paginacao) }, cobs };
+    },
+  );
+}
+
+/** BCB's immediate charges (`cob`), through the charges core. */
+export const cobOperations =
+  (bcb: BcbDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const deps: ChargeListDeps = { db: bcb.db, clock: bcb.clock, ispb: bcb.config.pspIspb, publicUrl: bcb.config.publicUrl, lists: bcb.lists };
+    putCob(app, deps);
+    postCob(app, deps);
+    getCob(app, deps);
+    listCobs(app, deps);
+    patchCob(app, deps);
+  };

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { hasError, isDynamicPix, parsePix } from 'pix-utils';
+import { createClient, evpKey, type TestClient } from '../../../../test/factories.ts';
+import { startTestApp, type TestApp } from '../../../../test/harness.ts';
+import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
+import { randomAlphanumeric } from '../../../lib/ids.ts';
+
+type Json = Record<string, unknown>;
+type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
+
+function assertProblem(res: Res, status: number, name: string) {
+  assert.equal(res.statusCode, status, res.body);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+  assert.equal(res.json<{ type: string }>().type, `https://pix.bcb.gov.br/api/v2/error/${name}`, res.body);
+}
+
+describe('BCB /v2/loc', () => {
+  let t: TestApp;
+  let a: TestClient;
+  let aKey: string;
+  let b: TestClient;
+
+  before(async () => {
+    t = await startTestApp();
+    a = await createClient(t);
+    aKey = await evpKey(t, a.accountId);
+    b = await createClient(t);
+  });
+  after(() => t.close());
+
+  const req = (method: 'POST' | 'GET' | 'DELETE' | 'PUT', url: string, body?: unknown, client: TestClient = a, headers = client.headers) =>
+    t.app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as Json }) });
+
+  async function newLoc(tipoCob = 'cob', client: TestClient = a): Promise<Json> {
+    const res = await req('POST', '/v2/loc', { tipoCob }, client);
+    assert.equal(res.statusCode, 201, res.body);
+    assertBcbAnswer('POST /loc', res);
+    return res.json<Json>();
+  }
+
+  async function scopedHeaders(client: TestClient, scope: string): Promise<Record<string, string>> {
+    const basic = Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${basic}`, 'x-ssl-client-cert': client.cert.header },
+      payload: new URLSearchParams({ grant_type: 'client_credentials', scope }).toString(),
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    return { authorization: `Bearer ${res.json<{ access_token: string }>().access_token}`, 'x-ssl-client-cert': client.cert.header };
+  }
+
+  it('POST creates a location of each kind; a bad tipoCob is 400 PayloadLocationOperacaoInvalida', async () => {
+    const cob = await newLoc('cob');
+    assert.equal(cob.tipoCob, 'cob');
+    assert.match(String(cob.location), /^127\.0\.0\.1:\d+\/qr\/v2\/[a-z0-9]{32}$/);
+    const cobv = await newLoc('cobv');
+    assert.match(String(cobv.location), /\/qr\/v2\/cobv\/[a-z0-9]{32}$/);
+    const bad = await req('POST', '/v2/loc', { tipoCob: 'cobr' });
+    assertProblem(bad, 400, 'PayloadLocationOperacaoInvalida');
+    assertBcbAnswer('POST /loc', bad);
+  });
+
+  it('GET /loc/{id} shows the txid of its charge; unknown and other accounts\' are 404', async () => {
+    const loc = await newLoc();
+    const txid = randomAlphanumeric(30);
+    const put = await req('PUT', `/v2/cob/${txid}`, { calendario: {}, valor: { original: '1.00' }, chave: aKey, loc: { id: loc.id } });
+    assert.equal(put.statusCode, 201, put.body);
+    const res = await req('GET', `/v2/loc/${String(loc.id)}`);
+    assertBcbAnswer('GET /loc/{id}', res);
+    assert.deepEqual(res.json(), { ...loc, txid });
+    for (const [url, client] of [[`/v2/loc/${String(loc.id)}`, b], ['/v2/loc/999999999', a], ['/v2/loc/abc', a]] as const) {
+      const missing = await req('GET', url, undefined, client);
+      assertProblem(missing, 404, 'PayloadLocationNaoEncontrado');
+      assertBcbAnswer('GET /loc/{id}', missing);
+    }
+  });
+
+  it('DELETE /loc/{id}/txid unlinks: the location shows no txid, the charge no location, its status unchanged, its payload 404', async () => {
+    const txid = randomAlphanumeric(30);
+    const cob = (await req('PUT', `/v2/cob/${txid}`, { calendario: {}, valor: { original: '1.00' }, chave: aKey })).json<{ loc: { id: number }; location: string }>();
+    const res = await req('DELETE', `/v2/loc/${cob.loc.id}/txid`);
+    assertBcbAnswer('DELETE /loc/{id}/txid', res);
+    assert.equal(res.json<Json>().txid, undefined);
+    const after = await req('GET', `/v2/cob/${txid}`);
+    assertBcbAnswer('GET /cob/{txid}', after);
+    const shown = after.json<Json>();
+    assert.equal(shown.status, 'ATIVA');
+    for (const field of ['loc', 'location', 'pixCopiaECola']) assert.ok(!(field in shown), field);
+    const payload = await t.app.inject({ method: 'GET', url: `/qr/v2/${cob.location.split('/').at(-1)!}` });
+    assertProblem(payload, 404, 'CobPayloadNaoEncontrado');
+    // The location is free again: another charge takes it.
+    const again = await req('PUT', `/v2/cob/${randomAlphanumeric(30)}`, { calendario: {}, valor: { original: '2.00' }, chave: aKey, loc: { id: cob.loc.id } });
+    assert.equal(again.statusCode, 201, again.body);
+    assertProblem(await req('DELETE', `/v2/loc/${cob.loc.id}/txid`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
+  });
+
+  it('GET /loc lists with filters and BCB paging; bad queries are PayloadLocationConsultaInvalida', async () => {
+    const c = await createClient(t);
+    const from = new Date(t.clock.now().getTime() - 60_000).toISOString();
+    const to = new Date(t.clock.now().getTime() + 60_000).toISOString();
+    await newLoc('cob', c);
+    await newLoc('cobv', c);
+    await newLoc('cob', c);
+    const list = (q = '') => req('GET', `/v2/loc?inicio=${from}&fim=${to}${q}`, undefined, c);
+    const all = await list();
+    assertBcbAnswer('GET /loc', all);
+    assert.equal(all.json<{ loc: Json[] }>().loc.length, 3);
+    const cobs = await list('&tipoCob=cob&txIdPresente=false&paginacao.itensPorPagina=1');
+    assertBcbAnswer('GET /loc', cobs);
+    const answer = cobs.json<{ parametros: { paginacao: Json }; loc: Json[] }>();
+    assert.deepEqual(answer.parametros.paginacao, { paginaAtual: 0, itensPorPagina: 1, quantidadeDePaginas: 2, quantidadeTotalDeItens: 2 });
+    assert.equal((await list('&txIdPresente=true')).json<{ loc: Json[] }>().loc.length, 0);
+    assertProblem(await req('GET', `/v2/loc?inicio=${to}&fim=${from}`, undefined, c), 400, 'PayloadLocationConsultaInvalida');
+    assertProblem(await list('&tipoCob=rec'), 400, 'PayloadLocationConsultaInvalida');
+  });
+
+  it('GET /loc/{id}/qrcode: the charge\'s BR Code and a PNG of it', async () => {
+    const txid = randomAlphanumeric(30);
+    const cob = (await req('PUT', `/v2/cob/${txid}`, { calendario: {}, valor: { original: '1.00' }, chave: aKey })).json<{ loc: { id: number }; pixCopiaECola: string; location: string }>();
+    const res = await req('GET', `/v2/loc/${cob.loc.id}/qrcode`);
+    assert.equal(res.statusCode, 200, res.body);
+    const { qrcode, imagemQrcode } = res.json<{ qrcode: string; imagemQrcode: string }>();
+    assert.equal(qrcode, cob.pixCopiaECola);
+    const pix = parsePix(qrcode);
+    assert.ok(!hasError(pix) && isDynamicPix(pix));
+    assert.equal(pix.url, cob.location);
+    const png = Buffer.from(imagemQrcode.replace(/^data:image\/png;base64,/, ''), 'base64');
+    assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+    assertProblem(await req('GET', `/v2/loc/${cob.loc.id}/qrcode`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
+  });
+
+  it('scopes: payloadlocation.write to create and unlink, payloadlocation.read to read', async () => {
+    const loc = await newLoc();
+    const readOnly = await scopedHeaders(a, 'payloadlocation.read');
+    const writeOnly = await scopedHeaders(a, 'payloadlocation.write cob.read');
+    const denied = await req('POST', '/v2/loc', { tipoCob: 'cob' }, a, readOnly);
+    assertProblem(denied, 403, 'AcessoNegado');
+    assertBcbAnswer('POST /loc', denied);
+    assertProblem(await req('DELETE', `/v2/loc/${String(loc.id)}/txid`, undefined, a, readOnly), 403, 'AcessoNegado');
+    assertProblem(await req('GET', `/v2/loc/${String(loc.id)}`, undefined, a, writeOnly), 403, 'AcessoNegado');
+    assertProblem(await req('GET', `/v2/loc/${String(loc.id)}/qrcode`, undefined, a, writeOnly), 403, 'AcessoNegado');
+    assertProblem(await req('GET', '/v2/loc?inicio=2020-01-01T00:00:00Z&fim=2020-01-02T00:00:00Z', undefined, a, writeOnly), 403, 'AcessoNegado');
+    assert.equal((await req('GET', `/v2/loc/${String(loc.id)}`, undefined, a, readOnly)).statusCode, 200);
+  });
+});
