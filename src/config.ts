@@ -36,6 +36,12 @@ export interface Config {
   /** Ports besides 443 that webhook destinations may use. */
   readonly webhookAllowedPorts: readonly number[];
   readonly webhookCaFile: string | undefined;
+  /**
+   * The client certificate BCB's callbacks present (mutual TLS): WEBHOOK_CLIENT_CERT_FILE and
+   * WEBHOOK_CLIENT_KEY_FILE. Unset: the sandbox generates one under DATA_DIR; production sends
+   * them without one.
+   */
+  readonly webhookClient: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly settlementDelayMs: number;
   readonly trustedProxies: readonly string[];
   readonly tls: { readonly certFile: string; readonly keyFile: string; readonly clientCaFile: string | undefined } | undefined;
@@ -126,6 +132,16 @@ function file(env: Env, name: string): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!isFile(raw)) fail(name, `must name an existing file (got ${quote(raw)})`);
   return raw;
+}
+
+/** WEBHOOK_CLIENT_CERT_FILE and WEBHOOK_CLIENT_KEY_FILE, both or neither. */
+function webhookClient(env: Env): Config['webhookClient'] {
+  const certFile = file(env, 'WEBHOOK_CLIENT_CERT_FILE');
+  const keyFile = file(env, 'WEBHOOK_CLIENT_KEY_FILE');
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    fail(certFile ? 'WEBHOOK_CLIENT_KEY_FILE' : 'WEBHOOK_CLIENT_CERT_FILE', 'must be set together with the other webhook client file');
+  }
+  return certFile && keyFile ? Object.freeze({ certFile, keyFile }) : undefined;
 }
 
 /** The longest location BCB allows is 77 characters: `{host}/qr/v2/cobv/` and a 32-character token. */
@@ -266,6 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
     webhookAllowedPorts: Object.freeze(ports(env)),
     webhookCaFile: file(env, 'WEBHOOK_CA_FILE'),
+    webhookClient: webhookClient(env),
     settlementDelayMs: integer(env, 'SETTLEMENT_DELAY_MS', 1000, 0, 86_400_000),
     trustedProxies: Object.freeze(proxies(env)),
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,

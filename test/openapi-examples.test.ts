@@ -77,7 +77,11 @@ describe('OpenAPI examples', () => {
             if (type === 'image/png') continue;
             assert.notEqual(media.example, undefined, `${status} ${type} has no example`);
             check(media.schema, media.example, `${status} ${type}`);
-            if (Number(status) >= 400) {
+            if (Number(status) >= 400 && type === 'application/problem+json') {
+              const problem = media.example as { status: number; type: string };
+              assert.equal(problem.status, Number(status));
+              assert.match(problem.type, /^https:\/\/pix\.bcb\.gov\.br\/api\/v2\/error\/\w+$/);
+            } else if (Number(status) >= 400) {
               const body = media.example as { statusCode: number; code: string };
               assert.equal(body.statusCode, Number(status));
               assert.ok(Object.hasOwn(ERROR_CODES, body.code), `${status}: ${body.code} is not a documented code`);

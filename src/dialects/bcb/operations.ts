@@ -4,6 +4,8 @@ import type { Db } from '../../db/client.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
+import { pixOperations } from './pix/routes.ts';
+import { webhookOperations } from './webhook/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
 export interface BcbDeps {
@@ -20,8 +22,8 @@ export interface BcbDeps {
 }
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
-export function bcbOperations(_deps: BcbDeps): FastifyPluginAsync[] {
-  return [];
+export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
+  return [pixOperations(deps), webhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */
