@@ -6,6 +6,7 @@ import { receivePix } from '../../../modules/settlement/service.ts';
 import { createClient, evpKey, operator, randomCpf, requestToken, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
 import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
+import { headersWithScope } from '../../../../test/support/bcb-tokens.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -21,15 +22,6 @@ function assertProblem(res: LightMyRequestResponse, status: number, name: string
   const body = res.json<ProblemBody>();
   assert.equal(body.type, `https://pix.bcb.gov.br/api/v2/error/${name}`);
   return body;
-}
-
-/** A token of `client` holding only `scope`, with the client's certificate. */
-async function tokenWith(t: TestApp, client: TestClient, scope: string): Promise<Record<string, string>> {
-  const { authorization: _a, ...cert } = client.headers;
-  const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`;
-  const res = await t.app.inject({ method: 'POST', url: '/oauth/token', headers: { ...cert, authorization: basic }, payload: { grant_type: 'client_credentials', scope } });
-  assert.equal(res.statusCode, 200, res.body);
-  return { ...cert, authorization: `Bearer ${res.json<{ access_token: string }>().access_token}` };
 }
 
 describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
@@ -138,12 +130,12 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
   });
 
   it('requires pix.read to read and pix.write to refund (403 AcessoNegado)', async () => {
-    const readOnly = await tokenWith(t, owner, 'pix.read');
-    const writeOnly = await tokenWith(t, owner, 'pix.write');
+    const readOnly = await headersWithScope(t, owner, 'pix.read');
+    const writeOnly = await headersWithScope(t, owner, 'pix.write');
     assertProblem(await call('GET', `/pix/${plain}`, writeOnly), 403, 'AcessoNegado');
     assertProblem(await call('GET', `/pix?${window()}`, writeOnly), 403, 'AcessoNegado');
     assertProblem(await call('PUT', `/pix/${plain}/devolucao/scope1`, readOnly, { valor: '1.00' }), 403, 'AcessoNegado');
-    assertBcbAnswer('PUT /pix/{e2eid}/devolucao/{id}', await call('PUT', `/pix/${plain}/devolucao/scope1`, await tokenWith(t, owner, 'pix.write'), { valor: '1.00' }));
+    assertBcbAnswer('PUT /pix/{e2eid}/devolucao/{id}', await call('PUT', `/pix/${plain}/devolucao/scope1`, await headersWithScope(t, owner, 'pix.write'), { valor: '1.00' }));
     assertProblem(await call('GET', `/pix/${plain}/devolucao/scope1`, writeOnly), 403, 'AcessoNegado');
     assertBcbAnswer('GET /pix/{e2eid}/devolucao/{id}', await call('GET', `/pix/${plain}/devolucao/scope1`, readOnly));
   });
