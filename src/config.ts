@@ -37,6 +37,12 @@ export interface Config {
   /** Ports besides 443 that webhook destinations may use. */
   readonly webhookAllowedPorts: readonly number[];
   readonly webhookCaFile: string | undefined;
+  /**
+   * The client certificate BCB's callbacks present (mutual TLS): WEBHOOK_CLIENT_CERT_FILE and
+   * WEBHOOK_CLIENT_KEY_FILE. Unset: the sandbox generates one under DATA_DIR; production sends
+   * them without one.
+   */
+  readonly webhookClient: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly settlementDelayMs: number;
   readonly trustedProxies: readonly string[];
   readonly tls: { readonly certFile: string; readonly keyFile: string; readonly clientCaFile: string | undefined } | undefined;
@@ -143,6 +149,16 @@ function qrSigning(env: Env): { readonly keyFile: string; readonly chainFile: st
   const wrong = signingFilesProblem(readFileSync(keyFile, 'utf8'), readFileSync(chainFile, 'utf8'));
   if (wrong) fail(wrong.variable, wrong.problem);
   return Object.freeze({ keyFile, chainFile });
+}
+
+/** WEBHOOK_CLIENT_CERT_FILE and WEBHOOK_CLIENT_KEY_FILE, both or neither. */
+function webhookClient(env: Env): Config['webhookClient'] {
+  const certFile = file(env, 'WEBHOOK_CLIENT_CERT_FILE');
+  const keyFile = file(env, 'WEBHOOK_CLIENT_KEY_FILE');
+  if (Boolean(certFile) !== Boolean(keyFile)) {
+    fail(certFile ? 'WEBHOOK_CLIENT_KEY_FILE' : 'WEBHOOK_CLIENT_CERT_FILE', 'must be set together with the other webhook client file');
+  }
+  return certFile && keyFile ? Object.freeze({ certFile, keyFile }) : undefined;
 }
 
 /** The longest location BCB allows is 77 characters: `{host}/qr/v2/cobv/` and a 32-character token. */
@@ -283,6 +299,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', !production),
     webhookAllowedPorts: Object.freeze(ports(env)),
     webhookCaFile: file(env, 'WEBHOOK_CA_FILE'),
+    webhookClient: webhookClient(env),
     settlementDelayMs: integer(env, 'SETTLEMENT_DELAY_MS', 1000, 0, 86_400_000),
     trustedProxies: Object.freeze(proxies(env)),
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,

@@ -15,6 +15,7 @@ import { loggerOptions } from './http/logging.ts';
 import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
 import { writeAdminTokenFile } from './modules/admin/demo-files.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
+import { webhookClientCertificate } from './modules/webhooks/client-certificate.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { cancelTableMaintenance } from './worker/maintenance.ts';
 import { Worker, type WorkerOptions } from './worker/worker.ts';
@@ -101,7 +102,7 @@ function createWorker(config: Config, database: Database, log: Log, taken: Resou
     log,
     listenUrl: config.databaseUrl,
     maintenance: { kind: database.kind },
-    webhookSender: new WebhookSender({ policy: destinationPolicy(config), caFile: config.webhookCaFile }),
+    webhookSender: new WebhookSender({ policy: destinationPolicy(config), caFile: config.webhookCaFile, clientCertificate: webhookClientCertificate(config) }),
   });
   taken.add('worker', () => worker.stop());
   return worker;

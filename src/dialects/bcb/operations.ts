@@ -7,6 +7,8 @@ import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
 import { cobOperations } from './cob/routes.ts';
 import { locOperations } from './loc/routes.ts';
 import { cobPayloadRoutes } from './payloads/routes.ts';
+import { pixOperations } from './pix/routes.ts';
+import { webhookOperations } from './webhook/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
 export interface BcbDeps {
@@ -24,7 +26,7 @@ export interface BcbDeps {
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
 export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobOperations(deps), locOperations(deps)];
+  return [cobOperations(deps), locOperations(deps), pixOperations(deps), webhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */

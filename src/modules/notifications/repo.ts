@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
+import { enqueuePixCallbacks } from '../webhooks/pix-callbacks.ts';
 
 export type EventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
 
@@ -47,4 +48,6 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
     select o.id, o.account_id, w.id, w.destination_id, w.url, o.message_id, 'PENDING', 0, o.created_at, o.created_at, o.event_type, o.transaction_id
       from o join webhooks w on w.account_id = o.account_id and w.event_type = o.event_type and w.is_active
      order by o.id, w.id`).execute(trx);
+  // BCB's callbacks of the same movements (a Pix with a txid at a key with a webhook per key).
+  await enqueuePixCallbacks(trx, events, events[0]!.now);
 }

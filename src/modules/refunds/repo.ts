@@ -26,12 +26,6 @@ export function findRefund(db: DbExecutor, originalId: bigint, refundId: string)
 
 export type RefundRow = NonNullable<Awaited<ReturnType<typeof findRefund>>>;
 
-/** The refunds of received PIX (BCB's `devolucoes`), oldest first. */
-export function refundsOf(db: DbExecutor, originalIds: readonly bigint[]): Promise<RefundRow[]> {
-  if (originalIds.length === 0) return Promise.resolve([]);
-  return db.selectFrom('refunds').selectAll().where('original_transaction_id', 'in', originalIds).orderBy('requested_at').orderBy('id').execute();
-}
-
 /** A refund of the account's received PIX `endToEndId`, by its client id. */
 export function findAccountRefund(db: DbExecutor, accountId: bigint, endToEndId: string, refundId: string) {
   return db
@@ -57,6 +51,27 @@ export async function committedAmount(trx: Trx, originalId: bigint): Promise<big
          + (select coalesce(sum(amount_centavos), 0) from meds
              where transaction_id = ${originalId} and status = 'OPEN') as total`.execute(trx);
   return BigInt(result.rows[0]!.total);
+}
+
+/** What the refunds of one nature of a received PIX hold (under way or done). Read under the original's row lock. */
+export async function committedByNature(trx: Trx, originalId: bigint, natureza: RefundNature): Promise<bigint> {
+  const result = await sql<{ total: bigint }>`
+    select coalesce(sum(amount_centavos), 0) as total from refunds
+     where original_transaction_id = ${originalId} and natureza = ${natureza} and status in ('EM_PROCESSAMENTO', 'DEVOLVIDO')`.execute(trx);
+  return BigInt(result.rows[0]!.total);
+}
+
+/** The refunds of received PIX, oldest first, by original (the views of BCB's Pix). */
+export function refundsOf(db: DbExecutor, originalIds: readonly bigint[]): Promise<RefundRow[]> {
+  if (originalIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('original_transaction_id', 'in', [...originalIds])
+    .orderBy('original_transaction_id')
+    .orderBy('requested_at')
+    .orderBy('id')
+    .execute();
 }
 
 export interface NewRefund {
@@ -132,4 +147,45 @@ export async function insertRefund(trx: Trx, r: NewRefund): Promise<RefundRow> {
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A received PIX (PAYMENT) of the account, by its endToEndId. */
+export function findReceived(db: DbExecutor, accountId: bigint, endToEndId: string) {
+  return db
+    .selectFrom('transactions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('end_to_end_id', '=', endToEndId)
+    .where('type', '=', 'PAYMENT')
+    .executeTakeFirst();
+}
+
+export interface ReceivedFilter {
+  from: Date;
+  /** Exclusive. */
+  to: Date;
+  txid?: string | undefined;
+  txidPresent?: boolean | undefined;
+  refundPresent?: boolean | undefined;
+  payerDocument?: string | undefined;
+}
+
+/** A page of the account's received PIX of an interval, oldest first, and how many match. */
+export async function listReceived(db: DbExecutor, accountId: bigint, filter: ReceivedFilter, offset: number, limit: number) {
+  let query = db
+    .selectFrom('transactions as t')
+    .where('t.account_id', '=', accountId)
+    .where('t.type', '=', 'PAYMENT')
+    .where('t.created_at', '>=', filter.from)
+    .where('t.created_at', '<', filter.to);
+  if (filter.txid !== undefined) query = query.where('t.txid', '=', filter.txid);
+  if (filter.txidPresent !== undefined) query = query.where('t.txid', filter.txidPresent ? 'is not' : 'is', null);
+  if (filter.payerDocument !== undefined) query = query.where('t.counterpart_document', '=', filter.payerDocument);
+  if (filter.refundPresent !== undefined) {
+    const refunded = sql<boolean>`exists (select 1 from refunds r where r.original_transaction_id = t.id)`;
+    query = query.where(filter.refundPresent ? refunded : sql<boolean>`not ${refunded}`);
+  }
+  const rows = await query.selectAll('t').orderBy('t.created_at').orderBy('t.id').offset(offset).limit(limit).execute();
+  const counted = await query.select(sql<number>`count(*)::int4`.as('n')).executeTakeFirstOrThrow();
+  return { rows, total: counted.n };
 }

@@ -3,7 +3,8 @@ import type { Clock } from '../../lib/clock.ts';
 import { allocate, breakerChanges, DEFAULT_BREAKER, DEFAULT_LIMITS, type BreakerSettings, type FairnessLimits } from './fairness.ts';
 import * as queue from './queue/repo.ts';
 import type { ClaimedDelivery } from './queue/repo.ts';
-import type { Attempt, WebhookSender } from './sender.ts';
+import { PIX_CALLBACK_EVENT } from './repo.ts';
+import type { Attempt, Message, WebhookSender } from './sender.ts';
 import { DELIVERY_TIMEOUT_MS } from './sender.ts';
 import { signingSecrets } from './secrets.ts';
 
@@ -45,6 +46,16 @@ export function retryDelayMs(attempt: number, random: () => number = Math.random
 export function envelopeBody(payload: unknown): string {
   const { type, data, ...rest } = payload as { type: unknown; data: unknown };
   return JSON.stringify({ type, data, ...rest });
+}
+
+/**
+ * What one delivery sends: a root notification in the V2 envelope with its registration's
+ * headers; one of BCB's callbacks (`{"pix": [...]}`) as it is, over mutual TLS.
+ */
+export function deliveryMessage(d: ClaimedDelivery, now: Date): Message {
+  const secrets = signingSecrets(d, now);
+  if (d.event_type === PIX_CALLBACK_EVENT) return { url: d.url, messageId: d.message_id, body: JSON.stringify(d.payload), headers: {}, secrets, mutualTls: true };
+  return { url: d.url, messageId: d.message_id, body: envelopeBody(d.payload), headers: d.headers ?? {}, secrets };
 }
 
 export interface DeliveryDeps {
@@ -226,10 +237,7 @@ export class Deliverer {
     const live = d.webhook_id !== null && d.is_active === true;
     const attempt: Attempt = !live
       ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: this.#deps.clock.now() }
-      : await this.#deps.sender.send(
-          { url: d.url, messageId: d.message_id, body: envelopeBody(d.payload), headers: d.headers ?? {}, secrets: signingSecrets(d, this.#deps.clock.now()) },
-          () => this.#deps.clock.now(),
-        );
+      : await this.#deps.sender.send(deliveryMessage(d, this.#deps.clock.now()), () => this.#deps.clock.now());
     return { d, attempt, retry: live ? { random: this.#random } : null };
   }
 

@@ -1,6 +1,9 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
 import type { DB, WebhookEventType } from '../../db/schema.ts';
+
+/** The event type of BCB's callbacks (`POST {webhookUrl}/pix`), whose deliveries name a pix_key_webhooks row. */
+export const PIX_CALLBACK_EVENT = 'pix';
 
 /** Serialises the registrations of one account, so the 3-URL and 20-registration limits hold under concurrency. */
 export async function lockAccount(trx: Trx, accountId: bigint): Promise<boolean> {
@@ -80,8 +83,10 @@ export function updateWebhook(trx: Trx, id: bigint, change: { headers?: Record<s
 
 /** Removes a registration; its pending deliveries end as FAILED and keep their log. */
 export async function deleteWebhook(trx: Trx, id: bigint): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ status: 'FAILED' }).where('webhook_id', '=', id).where('status', '=', 'PENDING').execute();
-  await trx.updateTable('webhook_deliveries').set({ webhook_id: null }).where('webhook_id', '=', id).execute();
+  // Deliveries of BCB's callbacks name a webhook per key (pix_key_webhooks) in webhook_id: not this one.
+  const ours = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => eb.or([eb('event_type', 'is', null), eb('event_type', '<>', PIX_CALLBACK_EVENT)]);
+  await trx.updateTable('webhook_deliveries').set({ status: 'FAILED' }).where('webhook_id', '=', id).where('status', '=', 'PENDING').where(ours).execute();
+  await trx.updateTable('webhook_deliveries').set({ webhook_id: null }).where('webhook_id', '=', id).where(ours).execute();
   await trx.deleteFrom('webhooks').where('id', '=', id).execute();
 }
 

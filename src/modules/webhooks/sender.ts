@@ -46,6 +46,14 @@ export interface Message {
   headers: Record<string, string>;
   /** whsec_ secrets that sign: the current one, and the previous one for 24 h after a rotation. */
   secrets: readonly string[];
+  /** Presents the service's client certificate (BCB's callbacks are mutual TLS). */
+  mutualTls?: boolean;
+}
+
+/** A client certificate and its key (PEM), presented on mutual-TLS deliveries. */
+export interface ClientCertificate {
+  readonly cert: string;
+  readonly key: string;
 }
 
 /** Signers by secret: making one decodes its secret, which every delivery would otherwise repeat. */
@@ -102,13 +110,17 @@ const contexts = new Map<string, SecureContext>();
  * WEBHOOK_CA_FILE, in one TLS context: built once per process and CA file (the API's resend
  * sender and the worker's share it), not parsed again for every connection.
  */
+function trustedCas(caFile: string | undefined): string[] {
+  const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
+  if (caFile) ca.push(readFileSync(caFile, 'utf8'));
+  return ca;
+}
+
 function trustFor(caFile: string | undefined): SecureContext {
   const key = caFile ?? '';
   let context = contexts.get(key);
   if (!context) {
-    const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
-    if (caFile) ca.push(readFileSync(caFile, 'utf8'));
-    context = createSecureContext({ ca });
+    context = createSecureContext({ ca: trustedCas(caFile) });
     contexts.set(key, context);
   }
   return context;
@@ -121,6 +133,12 @@ export interface SenderOptions {
   caFile?: string | undefined;
   /** The whole attempt's limit (10 s; tests make it short). */
   timeoutMs?: number;
+  /**
+   * The client certificate of mutual-TLS deliveries (BCB's callbacks), loaded on the first of
+   * them (WEBHOOK_CLIENT_CERT_FILE and WEBHOOK_CLIENT_KEY_FILE, or the sandbox's own); null or
+   * absent: they go without one.
+   */
+  clientCertificate?: () => Promise<ClientCertificate | null>;
 }
 
 /**
@@ -132,11 +150,20 @@ export class WebhookSender {
   readonly #agent: Agent;
   readonly #policy: DestinationPolicy;
   readonly #timeoutMs: number;
+  readonly #caFile: string | undefined;
+  readonly #clientCertificate: (() => Promise<ClientCertificate | null>) | undefined;
+  #mutualAgent: Promise<Agent> | undefined;
 
   constructor(options: SenderOptions) {
     this.#policy = options.policy ?? (options.allowPrivate ? SANDBOX_POLICY : STRICT_POLICY);
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-    const secureContext = trustFor(options.caFile);
+    this.#caFile = options.caFile;
+    this.#clientCertificate = options.clientCertificate;
+    this.#agent = this.#makeAgent(trustFor(options.caFile));
+  }
+
+  /** An agent whose sockets only reach what the policy allows, with the given TLS context. */
+  #makeAgent(secureContext: SecureContext): Agent {
     // One connector per port rule: a port outside the list is allowed only for private
     // addresses (sandbox), so the look-up made when connecting must know the port.
     const connectors = new Map<number, buildConnector.connector>();
@@ -148,12 +175,24 @@ export class WebhookSender {
       }
       return connector;
     };
-    this.#agent = new Agent({
+    return new Agent({
       connect: (opts, callback) => connectorFor(opts.port === '' ? DEFAULT_PORT : Number(opts.port))(opts, callback),
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       connections: CONNECTIONS_PER_ORIGIN,
     });
+  }
+
+  /** The agent of mutual-TLS deliveries: made on the first one, with the client certificate when there is one. */
+  #mutual(): Promise<Agent> {
+    this.#mutualAgent ??= (async () => {
+      const client = this.#clientCertificate ? await this.#clientCertificate() : null;
+      if (!client) return this.#agent;
+      return this.#makeAgent(createSecureContext({ ca: trustedCas(this.#caFile), cert: client.cert, key: client.key }));
+    })();
+    // A certificate that could not be loaded is tried again by the next delivery.
+    this.#mutualAgent.catch(() => (this.#mutualAgent = undefined));
+    return this.#mutualAgent;
   }
 
   get timeoutMs(): number {
@@ -190,7 +229,7 @@ export class WebhookSender {
         method: 'POST',
         headers,
         body: message.body,
-        dispatcher: this.#agent,
+        dispatcher: message.mutualTls ? await this.#mutual() : this.#agent,
         signal: abort.signal,
       });
       // Read to the end so the connection can carry the next delivery, but no further than the
@@ -207,7 +246,9 @@ export class WebhookSender {
     }
   }
 
-  close(): Promise<void> {
-    return this.#agent.close();
+  async close(): Promise<void> {
+    const mutual = await this.#mutualAgent?.catch(() => undefined);
+    if (mutual && mutual !== this.#agent) await mutual.close();
+    await this.#agent.close();
   }
 }

@@ -80,7 +80,8 @@ export function validHeaders(input: HeadersInput): Record<string, string> {
   return out;
 }
 
-async function destination(raw: string, policy: DestinationPolicy): Promise<string> {
+/** A destination URL by the service's rules (HTTPS, ports, addresses), normalised; 400 INVALID_WEBHOOK_URL otherwise. */
+export async function destination(raw: string, policy: DestinationPolicy): Promise<string> {
   try {
     const url = parseDestination(raw, policy);
     await checkResolvedDestination(url, policy);

@@ -2,7 +2,7 @@ import { formatCentavos } from '../../../lib/money.ts';
 import type { ChargeRow, ChargeWithPayment } from '../../../modules/charges/repo.ts';
 import { effectiveStatus, type ChargePaymentDetail, type Retirada } from '../../../modules/charges/service.ts';
 import { locationUrl } from '../../../modules/locations/service.ts';
-import { pixView } from '../views.ts';
+import { pixView } from '../pix/views.ts';
 
 export interface CobViewContext {
   readonly now: Date;
@@ -51,6 +51,6 @@ export function cobView(row: ChargeRow, current: ChargeWithPayment, ctx: CobView
     ...(row.solicitacao_pagador !== null ? { solicitacaoPagador: row.solicitacao_pagador } : {}),
     ...(row.info_adicionais ? { infoAdicionais: row.info_adicionais } : {}),
     ...(loc && current.pix_copia_e_cola !== null ? { pixCopiaECola: current.pix_copia_e_cola } : {}),
-    ...(ctx.payment ? { pix: [pixView(ctx.payment.payment, ctx.payment.refunds, row.retirada as Retirada | null)] } : {}),
+    ...(ctx.payment ? { pix: [pixView(ctx.payment.payment, ctx.payment.refunds)] } : {}),
   };
 }
