@@ -4,6 +4,9 @@ import type { Db } from '../../db/client.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
+import { cobvPayloadRoute } from './cobv/payload.ts';
+import { cobvOperations } from './cobv/routes.ts';
+import { lotecobvOperations } from './lotecobv/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
 export interface BcbDeps {
@@ -20,11 +23,11 @@ export interface BcbDeps {
 }
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
-export function bcbOperations(_deps: BcbDeps): FastifyPluginAsync[] {
-  return [];
+export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
+  return [cobvOperations(deps), lotecobvOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */
-export function bcbPublicRoutes(_deps: BcbDeps): FastifyPluginAsync[] {
-  return [];
+export function bcbPublicRoutes(deps: BcbDeps): FastifyPluginAsync[] {
+  return [cobvPayloadRoute(deps)];
 }
