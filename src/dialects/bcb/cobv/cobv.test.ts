@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import type { LightMyRequestResponse } from 'fastify';
 import { adminHeaders, startTestApp, type TestApp } from '../../../../test/harness.ts';
 import { createClient, evpKey, type TestClient } from '../../../../test/factories.ts';
-import { assertBcbAnswer, assertBcbDefinition } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
 import { formatDay, parseDay } from '../../../lib/banking-days.ts';
 import { saoPauloDay } from '../../../modules/cobv/due.ts';
 import type { CobvView } from './views.ts';
@@ -133,4 +132,3 @@ describe('BCB dialect: cobv', () => {
   });
 });
 
-export { compactVerify, createLocalJWKSet, decodeProtectedHeader, assertBcbDefinition };

@@ -84,7 +84,7 @@ export const lotecobvOperations =
       preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await putBatch(deps, request.accountId, BigInt(request.params.id), request.body);
-      return reply.status(202).send(null);
+      return reply.status(202).serializer(() => '').send(null);
     });
 
     app.patch('/lotecobv/:id', {
@@ -97,7 +97,7 @@ export const lotecobvOperations =
       preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await reviseBatch(deps, request.accountId, BigInt(request.params.id), request.body);
-      return reply.status(202).send(null);
+      return reply.status(202).serializer(() => '').send(null);
     });
 
     app.get('/lotecobv/:id', {
