@@ -76,6 +76,13 @@ function applyErrata(schemas: Record<string, Json>): string[] {
     schemas.WebhookCompleto = JSON.parse(webhook.replace(/"required":\[([^\]]*)"cnpj"/, '"required":[$1"chave"')) as Json;
     applied.push('WebhookCompleto: requires chave, not cnpj');
   }
+  // DadosRecebedor requires the address at the top of the charge, beside `recebedor`, where
+  // BCB's own examples (cobResponse4, cobPayload2) carry it inside: its `recebedor` requires it.
+  const recebedor = schemas.DadosRecebedor;
+  if (recebedor && Array.isArray(recebedor.required)) {
+    delete recebedor.required;
+    applied.push('DadosRecebedor: the address is required of recebedor, not beside it');
+  }
   return applied;
 }
 
@@ -108,6 +115,8 @@ export function generate(specText: string): Json {
       if (bodySchema) operation.request = JSON.stringify(toJsonSchema(bodySchema));
       for (const [status, response] of Object.entries((raw.responses ?? {}) as Json)) {
         const resolved = refOf(response, spec.components) as { content?: Record<string, { schema: unknown }> } | undefined;
+        // An answer without a body (202 of PUT /lotecobv/{id}): its status, no media type.
+        if (!resolved?.content) operation.responses[status] = { contentType: '', schema: null };
         for (const [contentType, content] of Object.entries(resolved?.content ?? {})) {
           operation.responses[status] = { contentType, schema: toJsonSchema(content.schema) };
         }

@@ -98,6 +98,10 @@ export const ERROR_CODES = {
   REVISION_NOT_FOUND: { status: 404, description: 'The charge never had the revisao asked for' },
   PAYLOAD_LOCATION_NOT_FOUND: { status: 404, description: 'The account has no payload location with this id' },
   PAYLOAD_NOT_FOUND: { status: 404, description: 'A public location that does not exist or serves no charge' },
+  INVALID_COBV_VALOR: { status: 400, description: "A due-date charge's multa, juros, abatimento or desconto breaks one of BCB's rules; `message` names it" },
+  COBV_BATCH_NOT_FOUND: { status: 404, description: 'No batch of due-date charges (lotecobv) of this account has this id' },
+  COBV_BATCH_MISMATCH: { status: 400, description: "A batch's request names charges its first request did not, leaves some out (PUT), or names one twice" },
+  COBV_BATCH_TXID_TAKEN: { status: 400, description: 'A new batch names a txid the account already used for a charge or in another batch' },
 
   // Refunds and MED
   INVALID_VALUE: { status: 400, description: 'valor is not a decimal string with 2 places greater than 0' },

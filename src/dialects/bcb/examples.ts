@@ -4,9 +4,17 @@ import { LOC_EXAMPLES } from './loc/examples.ts';
 import { PAYLOAD_EXAMPLES } from './payloads/examples.ts';
 import { PIX_EXAMPLES } from './pix/examples.ts';
 import { WEBHOOK_EXAMPLES } from './webhook/examples.ts';
+import { COBV_EXAMPLES } from './cobv/examples.ts';
 
 /**
  * The examples of BCB's operations (/v2 and the public payload routes), by operationId, one
  * record per group of operations, merged into the OpenAPI document as the root dialect's are.
  */
-export const BCB_EXAMPLES: Record<string, OperationExamples> = { ...COB_EXAMPLES, ...LOC_EXAMPLES, ...PAYLOAD_EXAMPLES, ...PIX_EXAMPLES, ...WEBHOOK_EXAMPLES };
+export const BCB_EXAMPLES: Record<string, OperationExamples> = {
+  ...COB_EXAMPLES,
+  ...COBV_EXAMPLES,
+  ...LOC_EXAMPLES,
+  ...PAYLOAD_EXAMPLES,
+  ...PIX_EXAMPLES,
+  ...WEBHOOK_EXAMPLES,
+};

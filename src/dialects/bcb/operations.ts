@@ -9,6 +9,9 @@ import { locOperations } from './loc/routes.ts';
 import { cobPayloadRoutes } from './payloads/routes.ts';
 import { pixOperations } from './pix/routes.ts';
 import { webhookOperations } from './webhook/routes.ts';
+import { cobvPayloadRoute } from './cobv/payload.ts';
+import { cobvOperations } from './cobv/routes.ts';
+import { lotecobvOperations } from './lotecobv/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
 export interface BcbDeps {
@@ -26,10 +29,10 @@ export interface BcbDeps {
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
 export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobOperations(deps), locOperations(deps), pixOperations(deps), webhookOperations(deps)];
+  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), pixOperations(deps), webhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */
 export function bcbPublicRoutes(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobPayloadRoutes(deps)];
+  return [cobPayloadRoutes(deps), cobvPayloadRoute(deps)];
 }

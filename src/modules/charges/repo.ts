@@ -15,7 +15,8 @@ export interface InfoAdicional {
   valor: string;
 }
 
-const COLUMNS = [
+/** The columns of a ChargeRow (cobv/repo.ts reads and writes cobv rows with them). */
+export const COLUMNS = [
   'charges.id',
   'charges.account_id',
   'charges.txid',
@@ -232,8 +233,10 @@ export interface ChargeFilter {
   status?: ChargeStatus | undefined;
   /** Immediate charges unless told otherwise. */
   tipoCob?: TipoCob | undefined;
-  /** BCB's locationPresente: only charges linked to a location (true) or unlinked ones (false). */
+  /** Only charges linked (true) or not linked (false) to a location. */
   locationPresente?: boolean | undefined;
+  /** Only the cobv a batch (lotecobv) of the account created. */
+  batchId?: number | undefined;
   now: Date;
 }
 
@@ -248,6 +251,12 @@ function matching(db: DbExecutor, f: ChargeFilter) {
   if (f.cnpj !== undefined) q = q.where(sql<string>`charges.devedor->>'cnpj'`, '=', f.cnpj);
   if (f.status !== undefined) q = q.where(effectiveStatusSql(f.now), '=', f.status);
   if (f.locationPresente !== undefined) q = q.where('charges.loc_id', f.locationPresente ? 'is not' : 'is', null);
+  const batchId = f.batchId;
+  if (batchId !== undefined) {
+    q = q.where('charges.txid', 'in', (eb) =>
+      eb.selectFrom('cobv_batch_items').select('cobv_batch_items.txid')
+        .where('cobv_batch_items.account_id', '=', f.accountId).where('cobv_batch_items.batch_id', '=', BigInt(batchId)).where('cobv_batch_items.status', '=', 'CRIADA'));
+  }
   return q;
 }
 

@@ -24,6 +24,8 @@ import type { LocationRow } from '../locations/repo.ts';
 import { locationUrl, takeLocation } from '../locations/service.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { receivePix } from '../settlement/service.ts';
+import { lastPayableDay } from '../cobv/amount.ts';
+import { cobvDueOn, cobvValueComponents, saoPauloDay } from '../cobv/due.ts';
 import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
 import { refundsOf, type RefundRow } from '../refunds/repo.ts';
 import * as repo from './repo.ts';
@@ -88,11 +90,11 @@ type ChargeValidity = Pick<ChargeRow, 'created_at' | 'expiracao_seconds' | 'due_
 
 /**
  * When the charge stops being payable: a cob `expiracao` seconds after its creation; a cobv at
- * the end (in São Paulo) of its due date plus `validadeAposVencimento` days.
+ * the end (in São Paulo) of its last payable day (cobv/amount.ts: lastPayableDay).
  */
 export function expiresAt(row: ChargeValidity): Date {
   if (row.due_date !== null) {
-    const lastDay = parseDay(row.due_date)! + (row.validade_apos_vencimento ?? 0);
+    const lastDay = parseDay(lastPayableDay(row.due_date, row.validade_apos_vencimento ?? 0))!;
     return new Date(`${formatDay(lastDay + 1)}T00:00:00.000${SAO_PAULO_OFFSET}`);
   }
   return new Date(row.created_at.getTime() + (row.expiracao_seconds ?? 0) * 1000);
@@ -108,7 +110,7 @@ export function effectiveStatus(row: Pick<ChargeRow, 'status'> & ChargeValidity,
 
 const chargeNotFound = () => notFound('CHARGE_NOT_FOUND', 'Charge not found');
 
-function devedorOf(raw: NonNullable<ChargeInput['devedor']>): Devedor {
+export function devedorOf(raw: NonNullable<ChargeInput['devedor']>): Devedor {
   if (raw.nome.trim() === '') throw badRequest('INVALID_DEVEDOR', 'devedor.nome must not be blank');
   if (raw.cpf !== undefined && raw.cnpj !== undefined) throw badRequest('INVALID_DEVEDOR', 'devedor must have either cpf or cnpj, not both');
   if (raw.cpf !== undefined) {
@@ -122,7 +124,7 @@ function devedorOf(raw: NonNullable<ChargeInput['devedor']>): Devedor {
   throw badRequest('INVALID_DEVEDOR', 'devedor.cpf or devedor.cnpj is required');
 }
 
-function amountOf(original: string, field = 'valor.original', zeroAllowed = false): bigint {
+export function amountOf(original: string, field = 'valor.original', zeroAllowed = false): bigint {
   const centavos = parseDecimal2(original);
   if (centavos === null) throw badRequest('INVALID_AMOUNT', `${field} must be a decimal string with 2 places ("10.00")`);
   if (centavos < 0n || (centavos === 0n && !zeroAllowed)) throw badRequest('INVALID_AMOUNT', `${field} must be greater than 0`);
@@ -159,7 +161,7 @@ export function checkValor(valor: { original: string; modalidadeAlteracao?: numb
 }
 
 /** The key a charge names: one of the account's own, the oldest when none is given. */
-async function chargeKey(db: DbExecutor, accountId: bigint, given: string | undefined): Promise<string> {
+export async function chargeKey(db: DbExecutor, accountId: bigint, given: string | undefined): Promise<string> {
   if (given === undefined) {
     const oldest = await repo.oldestKeyOfAccount(db, accountId);
     if (!oldest) throw unprocessable('PIX_KEY_NOT_FOUND', 'The account has no PIX key: register one, or send chave');
@@ -276,7 +278,11 @@ export interface ChargeListQuery {
   'paginacao.itensPorPagina'?: number | undefined;
 }
 
-function instant(text: string, field: string): Date {
+/** Which charges a list reads: immediate ones unless told otherwise, and the filters only cobv lists have. */
+export type ChargeListKind = Pick<repo.ChargeFilter, 'tipoCob' | 'locationPresente' | 'batchId'>;
+
+/** An RFC 3339 bound of a list (inicio, fim), in the years both databases take alike. */
+export function instant(text: string, field: string): Date {
   const parsed = parseDateBound(text);
   if (!parsed || parsed.isDate) throw badRequest('INVALID_DATE', `${field} must be an RFC 3339 timestamp`);
   // An offset can carry 0001-01-01 or 9999-12-31 out of the years both databases take alike.
@@ -300,13 +306,14 @@ export function listInterval(inicio: string, fim: string): { from: Date; to: Dat
  * GET /cob: the account's charges created in [inicio, fim], at most 31 days apart (decisions.md),
  * as BCB's API Pix lists them.
  */
-export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, query: ChargeListQuery) {
+export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, query: ChargeListQuery, kind: ChargeListKind = {}) {
   const { from, to } = listInterval(query.inicio, query.fim);
   if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
   const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
   const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
   const now = deps.clock.now();
-  const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, locationPresente: query.locationPresente, now };
+  const locationPresente = kind.locationPresente ?? query.locationPresente;
+  const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now, ...kind, locationPresente };
   const { rows, total } = await deps.lists.run(accountId, (db) => repo.listCharges(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
   const parametros = {
     inicio: from.toISOString(),
@@ -314,7 +321,7 @@ export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, que
     ...(query.cpf !== undefined ? { cpf: query.cpf } : {}),
     ...(query.cnpj !== undefined ? { cnpj: query.cnpj } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
-    ...(query.locationPresente !== undefined ? { locationPresente: query.locationPresente } : {}),
+    ...(locationPresente !== undefined ? { locationPresente } : {}),
     paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
   };
   return { parametros, rows, now };
@@ -420,6 +427,33 @@ export interface PaidCharge {
   transactionId: bigint;
 }
 
+/**
+ * What a charge asks when paid at `at`, and BCB's componentesValor of the payment (centavos in
+ * decimal strings; null for a plain charge): a cobv its amount on that day in São Paulo (fine,
+ * interest, abatement, discount); a cob with withdrawal or change its original plus that value.
+ */
+function amountDue(charge: ChargeRow, at: Date): { amountCentavos: bigint; components: Record<string, string> | null } {
+  if (charge.tipo_cob === 'cobv') {
+    const due = cobvDueOn(charge, saoPauloDay(at));
+    return { amountCentavos: due.finalCentavos, components: cobvValueComponents(due) };
+  }
+  const retirada = retiradaOf(charge.retirada);
+  if (!retirada) return { amountCentavos: charge.amount_centavos, components: null };
+  const components: Record<string, string> = { [retirada.kind]: retirada.centavos.toString() };
+  if (charge.amount_centavos !== 0n) components.original = charge.amount_centavos.toString();
+  return { amountCentavos: charge.amount_centavos + retirada.centavos, components };
+}
+
+/** The withdrawal (saque) or change (troco) of a cob's valor.retirada, as BCB gives it. */
+function retiradaOf(retirada: Record<string, unknown> | null): { kind: 'saque' | 'troco'; centavos: bigint } | null {
+  for (const kind of ['saque', 'troco'] as const) {
+    const valor = (retirada?.[kind] as { valor?: unknown } | undefined)?.valor;
+    const centavos = typeof valor === 'string' ? parseDecimal2(valor) : null;
+    if (centavos !== null) return { kind, centavos };
+  }
+  return null;
+}
+
 /** The one account holding a charge with this txid; null when none does, a 409 when several do. */
 async function holderOf(trx: Trx, txid: string): Promise<bigint | null | AppError> {
   const holders = await repo.accountsWithTxid(trx, txid, 2);
@@ -443,9 +477,11 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
   }
   const refused = await requireActive(trx, charge, p.at, p.now, (status) => unprocessable('CHARGE_NOT_ACTIVE', `The charge is not ATIVA (it is ${status})`));
   if (refused) return { ok: false, error: refused };
-  const amountCentavos = p.amountCentavos ?? charge.amount_centavos;
-  if (charge.modalidade_alteracao === 0 && amountCentavos !== charge.amount_centavos) {
-    return { ok: false, error: unprocessable('WRONG_AMOUNT', 'The amount must equal the charge\'s valor.original') };
+  const due = amountDue(charge, p.at);
+  const amountCentavos = p.amountCentavos ?? due.amountCentavos;
+  if (charge.modalidade_alteracao === 0 && amountCentavos !== due.amountCentavos) {
+    const what = charge.tipo_cob === 'cobv' ? 'the amount the charge asks on the payment date' : "the charge's valor.original";
+    return { ok: false, error: unprocessable('WRONG_AMOUNT', `The amount must equal ${what}`) };
   }
   const endToEndId = pixIdentifier('E', p.payer.ispb, p.at);
   const received = await receivePix(trx, {
@@ -454,6 +490,7 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
     endToEndId,
     pixKey: charge.chave,
     txid: charge.txid,
+    valueComponents: due.components,
     description: p.description ?? null,
     originalTransactionId: null,
     counterpart: { name: p.payer.name, document: p.payer.document, ispb: p.payer.ispb, bankName: p.payer.bankName, branch: null, account: null, accountId: null },

@@ -112,6 +112,14 @@ function day(text: string, field: string): number {
   return parsed;
 }
 
+/**
+ * The last day (`YYYY-MM-DD`) a cobv can be paid: the due date moved to a banking day, plus
+ * `validadeAposVencimento` calendar days, moved to a banking day in turn (BCB's examples A to G).
+ */
+export function lastPayableDay(dataDeVencimento: string, validadeAposVencimento: number): string {
+  return formatDay(nextBankingDay(nextBankingDay(day(dataDeVencimento, 'dataDeVencimento')) + validadeAposVencimento));
+}
+
 export function cobvAmount(input: CobvAmountInput): CobvAmount {
   const { valor } = input;
   assert(valor.originalCentavos >= 0n, 'valor.original is negative');

@@ -1,0 +1,83 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requireScope } from '../../../modules/auth/scopes.ts';
+import type { ChargeListDeps } from '../../../modules/charges/service.ts';
+import { getCobv, listCobv, putCobv, reviseCobv } from '../../../modules/cobv/service.ts';
+import type { BcbDeps } from '../operations.ts';
+import { problemResponses } from '../problems.ts';
+import { CobsVConsultadas, CobV, CobVListQuery, CobVRevisada, CobVSolicitada, TxidParams } from './schemas.ts';
+import { cobvView } from './views.ts';
+
+const tags = ['CobV'];
+const write = { security: [{ oauth2: ['cobv.write'] }] };
+const read = { security: [{ oauth2: ['cobv.read'] }] };
+const problems = { bcbProblems: { invalid: 'CobVOperacaoInvalida', notFound: 'CobVNaoEncontrada' } } as const;
+const queryProblems = { bcbProblems: { invalid: 'CobVConsultaInvalida', notFound: 'CobVNaoEncontrada' } } as const;
+
+export const chargeDeps = (deps: BcbDeps): ChargeListDeps => ({
+  db: deps.db,
+  clock: deps.clock,
+  ispb: deps.config.pspIspb,
+  publicUrl: deps.config.publicUrl,
+  lists: deps.lists,
+});
+
+/** BCB's `cobv` operations: PUT, PATCH and GET /cobv/{txid}, GET /cobv. */
+export const cobvOperations =
+  (bcb: BcbDeps): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const deps = chargeDeps(bcb);
+    const view = (row: Parameters<typeof cobvView>[0]) => cobvView(row, deps.publicUrl, deps.clock.now());
+    const shown = async (accountId: bigint, txid: string) => view(await getCobv(deps, accountId, txid));
+
+    app.put('/cobv/:txid', {
+      schema: {
+        tags, ...write, operationId: 'bcbPutCobv', summary: 'Criar cobrança com vencimento',
+        description: 'Cria a cobrança; a de mesmo txid ATIVA é substituída por inteiro (revisao + 1). Um txid de uma cob da conta é 400.',
+        params: TxidParams, body: CobVSolicitada, response: { 201: CobV, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: problems,
+      preHandler: requireScope('cobv.write'),
+    }, async (request, reply) => {
+      const row = await putCobv(deps, request.accountId, request.params.txid, request.body);
+      return reply.status(201).send(await shown(request.accountId, row.txid));
+    });
+
+    app.patch('/cobv/:txid', {
+      schema: {
+        tags, ...write, operationId: 'bcbPatchCobv', summary: 'Revisar cobrança com vencimento',
+        description: 'Altera os campos dados de uma cobrança ATIVA (revisao + 1), ou a remove com status REMOVIDA_PELO_USUARIO_RECEBEDOR sozinho.',
+        params: TxidParams, body: CobVRevisada, response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: problems,
+      preHandler: requireScope('cobv.write'),
+    }, async (request) => {
+      const row = await reviseCobv(deps, request.accountId, request.params.txid, request.body);
+      return shown(request.accountId, row.txid);
+    });
+
+    app.get('/cobv/:txid', {
+      schema: {
+        tags, ...read, operationId: 'bcbGetCobv', summary: 'Consultar cobrança com vencimento',
+        params: TxidParams,
+        querystring: Type.Object({ revisao: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })) }, { additionalProperties: false }),
+        response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
+      },
+      config: queryProblems,
+      preHandler: requireScope('cobv.read'),
+    }, async (request) => view(await getCobv(deps, request.accountId, request.params.txid, request.query.revisao)));
+
+    app.get('/cobv', {
+      schema: {
+        tags, ...read, operationId: 'bcbListCobv', summary: 'Consultar lista de cobranças com vencimento',
+        description: 'As cobranças criadas entre inicio e fim (no máximo 31 dias), das mais novas às mais antigas.',
+        querystring: CobVListQuery, response: { 200: CobsVConsultadas, ...problemResponses(400, 403, 503) },
+      },
+      config: queryProblems,
+      preHandler: requireScope('cobv.read'),
+    }, async (request) => {
+      const { parametros, rows, now } = await listCobv(deps, request.accountId, request.query);
+      const paginacao = { ...parametros.paginacao, quantidadeDePaginas: Math.max(1, parametros.paginacao.quantidadeDePaginas) };
+      return { parametros: { ...parametros, paginacao }, cobs: rows.map((row) => cobvView(row, deps.publicUrl, now)) };
+    });
+  };

@@ -1,0 +1,183 @@
+/**
+ * BCB's schemas of due-date charges (API Pix 2.9.0: CobVSolicitada, CobVRevisada, CobVCompleta,
+ * CobsVConsultadas) as TypeBox, for validation and the OpenAPI document. Requests are closed
+ * (`additionalProperties: false`); answers list every field they carry, so that nothing is lost.
+ */
+import { Type, type TSchema } from 'typebox';
+
+export const TXID_PATTERN = '^[a-zA-Z0-9]{26,35}$';
+const MONEY_PATTERN = '^\\d{1,10}\\.\\d{2}$';
+const closed = { additionalProperties: false } as const;
+
+export const Money = (description: string) => Type.String({ pattern: MONEY_PATTERN, description });
+export const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
+const Day = (description: string) => Type.String({ format: 'date', description });
+
+export const TxidParams = Type.Object({ txid: Type.String({ pattern: TXID_PATTERN, description: 'Id da transação: 26 a 35 caracteres [a-zA-Z0-9]' }) });
+
+export const CobrancaStatus = Type.Union([
+  Type.Literal('ATIVA'),
+  Type.Literal('CONCLUIDA'),
+  Type.Literal('REMOVIDA_PELO_USUARIO_RECEBEDOR'),
+  Type.Literal('REMOVIDA_PELO_PSP'),
+]);
+
+export const InfoAdicional = Type.Object({ nome: Type.String({ maxLength: 50 }), valor: Type.String({ maxLength: 200 }) }, closed);
+
+const address = {
+  logradouro: Type.Optional(Type.String({ maxLength: 200 })),
+  cidade: Type.Optional(Type.String({ maxLength: 200 })),
+  uf: Type.Optional(Type.String({ maxLength: 2 })),
+  cep: Type.Optional(Type.String({ maxLength: 8 })),
+};
+const identity = {
+  cpf: Type.Optional(Type.String({ pattern: '^\\d{11}$', description: 'CPF do devedor' })),
+  cnpj: Type.Optional(Type.String({ pattern: '^[0-9A-Z]{14}$', description: 'CNPJ do devedor' })),
+  nome: Type.String({ minLength: 1, maxLength: 200 }),
+};
+
+/** BCB's devedor of a cobv: nome and exactly one of cpf or cnpj, with an optional address and e-mail. */
+export const Devedor = Type.Object(
+  { ...identity, email: Type.Optional(Type.String({ maxLength: 200 })), ...address },
+  { ...closed, description: 'nome e exatamente um de cpf ou cnpj' },
+);
+
+/** A location, as a charge shows it (BCB's PayloadLocation, with the txid it serves). */
+export const Loc = Type.Object({
+  id: Type.Integer(),
+  location: Type.String({ maxLength: 77 }),
+  tipoCob: Type.Union([Type.Literal('cob'), Type.Literal('cobv')]),
+  criacao: Timestamp('Criação da location'),
+  txid: Type.Optional(Type.String()),
+});
+
+export const Paginacao = Type.Object({
+  paginaAtual: Type.Integer({ minimum: 0 }),
+  itensPorPagina: Type.Integer({ minimum: 1 }),
+  quantidadeDePaginas: Type.Integer({ minimum: 1 }),
+  quantidadeTotalDeItens: Type.Integer({ minimum: 0 }),
+});
+
+const rule = (max: number, description: string) =>
+  Type.Object({ modalidade: Type.Integer({ minimum: 1, maximum: max, description }), valorPerc: Money('Valor ou percentual') }, closed);
+const Desconto = Type.Object(
+  {
+    modalidade: Type.Integer({ minimum: 1, maximum: 6, description: '1, 2: até as datas de descontoDataFixa; 3 a 6: por dia de antecipação (valorPerc)' }),
+    descontoDataFixa: Type.Optional(
+      Type.Array(Type.Object({ data: Day('Até esta data, inclusive (no máximo a de vencimento)'), valorPerc: Money('Valor ou percentual') }, closed), {
+        minItems: 1,
+        maxItems: 3,
+      }),
+    ),
+    valorPerc: Type.Optional(Money('Valor ou percentual por dia de antecipação')),
+  },
+  closed,
+);
+const ruleFields = {
+  multa: Type.Optional(rule(2, '1: valor fixo; 2: percentual')),
+  juros: Type.Optional(rule(8, '1 a 4: valor, % ao dia, ao mês, ao ano (dias corridos); 5 a 8: o mesmo em dias úteis')),
+  abatimento: Type.Optional(rule(2, '1: valor fixo; 2: percentual')),
+  desconto: Type.Optional(Desconto),
+};
+
+/** The fields of PUT /cobv/{txid}; in PATCH every one is optional. */
+function cobvFields(revision: boolean) {
+  const opt = <T extends TSchema>(schema: T) => (revision ? Type.Optional(schema) : schema);
+  return {
+    calendario: opt(
+      Type.Object(
+        {
+          dataDeVencimento: opt(Day('Data de vencimento (America/Sao_Paulo)')),
+          validadeAposVencimento: Type.Optional(Type.Integer({ minimum: 0, maximum: 3650, description: 'Dias corridos após o vencimento (padrão 30)' })),
+        },
+        closed,
+      ),
+    ),
+    devedor: opt(Devedor),
+    loc: Type.Optional(Type.Object({ id: Type.Integer({ minimum: 1 }), tipoCob: Type.Optional(Type.Literal('cobv')) }, closed)),
+    valor: opt(Type.Object({ original: opt(Money('Valor original, maior que zero')), ...ruleFields }, closed)),
+    chave: opt(Type.String({ minLength: 1, maxLength: 77, description: 'Uma chave Pix da conta' })),
+    solicitacaoPagador: Type.Optional(Type.String({ maxLength: 140 })),
+    infoAdicionais: Type.Optional(Type.Array(InfoAdicional, { maxItems: 50 })),
+  };
+}
+
+export const CobVSolicitada = Type.Object(cobvFields(false), closed);
+export const CobVRevisada = Type.Object(
+  { ...cobvFields(true), status: Type.Optional(Type.Literal('REMOVIDA_PELO_USUARIO_RECEBEDOR', { description: 'Remove a cobrança (sozinho)' })) },
+  closed,
+);
+
+const AnswerRule = Type.Object({ modalidade: Type.Integer(), valorPerc: Type.String() });
+const Pix = Type.Object({
+  endToEndId: Type.String(),
+  txid: Type.String(),
+  valor: Type.String(),
+  horario: Timestamp('Horário do pagamento'),
+});
+
+/** BCB's CobVCompleta. */
+export const CobV = Type.Object({
+  calendario: Type.Object({ criacao: Timestamp('Criação'), dataDeVencimento: Type.String(), validadeAposVencimento: Type.Integer() }),
+  txid: Type.String(),
+  revisao: Type.Integer(),
+  loc: Loc,
+  location: Type.String({ description: 'O mesmo que loc.location' }),
+  status: CobrancaStatus,
+  devedor: Type.Object({ cpf: Type.Optional(Type.String()), cnpj: Type.Optional(Type.String()), nome: Type.String(), email: Type.Optional(Type.String()), ...address }),
+  recebedor: Type.Object({
+    cpf: Type.Optional(Type.String()),
+    cnpj: Type.Optional(Type.String()),
+    nome: Type.String(),
+    logradouro: Type.String(),
+    cidade: Type.String(),
+    uf: Type.String(),
+    cep: Type.String(),
+  }),
+  valor: Type.Object({
+    original: Type.String(),
+    multa: Type.Optional(AnswerRule),
+    juros: Type.Optional(AnswerRule),
+    abatimento: Type.Optional(AnswerRule),
+    desconto: Type.Optional(
+      Type.Object({
+        modalidade: Type.Integer(),
+        descontoDataFixa: Type.Optional(Type.Array(Type.Object({ data: Type.String(), valorPerc: Type.String() }))),
+        valorPerc: Type.Optional(Type.String()),
+      }),
+    ),
+  }),
+  chave: Type.String(),
+  solicitacaoPagador: Type.Optional(Type.String()),
+  infoAdicionais: Type.Optional(Type.Array(Type.Object({ nome: Type.String(), valor: Type.String() }))),
+  pixCopiaECola: Type.String(),
+  pix: Type.Optional(Type.Array(Pix)),
+});
+
+export const CobsVConsultadas = Type.Object({
+  parametros: Type.Object({
+    inicio: Timestamp('Início'),
+    fim: Timestamp('Fim'),
+    cpf: Type.Optional(Type.String()),
+    cnpj: Type.Optional(Type.String()),
+    locationPresente: Type.Optional(Type.Boolean()),
+    status: Type.Optional(Type.String()),
+    paginacao: Paginacao,
+  }),
+  cobs: Type.Array(CobV),
+});
+
+export const CobVListQuery = Type.Object(
+  {
+    inicio: Timestamp('Criadas a partir deste instante (RFC 3339)'),
+    fim: Timestamp('Criadas até este instante (no máximo 31 dias após inicio)'),
+    cpf: Type.Optional(Type.String({ pattern: '^\\d{11}$' })),
+    cnpj: Type.Optional(Type.String({ pattern: '^[0-9A-Z]{14}$' })),
+    locationPresente: Type.Optional(Type.Boolean()),
+    status: Type.Optional(CobrancaStatus),
+    loteCobVId: Type.Optional(Type.Integer({ minimum: 0, maximum: 9_007_199_254_740_991 })),
+    'paginacao.paginaAtual': Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    'paginacao.itensPorPagina': Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  },
+  closed,
+);
