@@ -202,6 +202,8 @@ export interface ChargesTable {
   /** cobv: the due date, 'YYYY-MM-DD' (a day in America/Sao_Paulo). */
   due_date: ColumnType<string | null, string | null | undefined, string | null>;
   validade_apos_vencimento: number | null;
+  /** cobv: the last day it can be paid ('YYYY-MM-DD', São Paulo). */
+  last_payable_day: ColumnType<string | null, string | null | undefined, string | null>;
   valor_rules: Json<Record<string, unknown>> | null;
   recebedor: Json<Record<string, unknown>> | null;
   created_at: CreatedAt;

@@ -15,7 +15,7 @@ CREATE TABLE locations (
 CREATE INDEX locations_account_created_idx ON locations (account_id, created_at DESC, id DESC);
 
 -- A charge is an immediate one (cob: valid `expiracao_seconds` from its creation) or a due-date
--- one (cobv: payable until `due_date` + `validade_apos_vencimento` days, with the amount
+-- one (cobv: payable until `last_payable_day`, from `due_date` and `validade_apos_vencimento`, with the amount
 -- rules of `valor_rules`). `pix_copia_e_cola` is the dynamic BR Code of its location; `br_code`
 -- stays the static code the root dialect shows. An amount of 0.00 is a Pix Saque or a charge
 -- whose payer chooses the amount (BCB).
@@ -26,6 +26,9 @@ ALTER TABLE charges
   ADD COLUMN retirada                 jsonb,
   ADD COLUMN due_date                 date,
   ADD COLUMN validade_apos_vencimento integer CHECK (validade_apos_vencimento >= 0),
+  -- cobv: the last day it can be paid (the due date and the last one moved to banking days,
+  -- cobv/amount.ts), kept so that the lists' status filter reads what the charge reads.
+  ADD COLUMN last_payable_day         date,
   ADD COLUMN valor_rules              jsonb,
   ADD COLUMN recebedor                jsonb,
   ALTER COLUMN expiracao_seconds DROP NOT NULL,
@@ -33,7 +36,8 @@ ALTER TABLE charges
   ADD CONSTRAINT charges_amount_centavos_check CHECK (amount_centavos >= 0),
   ADD CONSTRAINT charges_kind_check CHECK (
     (tipo_cob = 'cob' AND expiracao_seconds IS NOT NULL AND due_date IS NULL)
-    OR (tipo_cob = 'cobv' AND expiracao_seconds IS NULL AND due_date IS NOT NULL AND validade_apos_vencimento IS NOT NULL));
+    OR (tipo_cob = 'cobv' AND expiracao_seconds IS NULL AND due_date IS NOT NULL AND validade_apos_vencimento IS NOT NULL
+        AND last_payable_day IS NOT NULL));
 
 -- What a charge was at each earlier revision (GET /v2/cob/{txid}?revisao=N): a revision writes
 -- the state it replaces; the current one is the charge's row.

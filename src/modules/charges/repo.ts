@@ -220,7 +220,7 @@ export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Prom
 const effectiveStatusSql = (now: Date) =>
   sql<ChargeStatus>`case when charges.status = 'ATIVA' and (case when charges.tipo_cob = 'cob'
       then charges.created_at + charges.expiracao_seconds * interval '1 second'
-      else ((charges.due_date + charges.validade_apos_vencimento + 1)::text || 'T00:00:00-03:00')::timestamptz end) <= ${now}
+      else ((charges.last_payable_day + 1)::text || 'T00:00:00-03:00')::timestamptz end) <= ${now}
     then 'REMOVIDA_PELO_PSP' else charges.status end`;
 
 export interface ChargeFilter {

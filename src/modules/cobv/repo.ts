@@ -1,5 +1,6 @@
 import type { DbExecutor, Trx } from '../../db/client.ts';
 import { COLUMNS, type ChargeRow, type InfoAdicional } from '../charges/repo.ts';
+import { lastPayableDay } from './amount.ts';
 import type { ValorRules } from './rules.ts';
 
 /** The payer of a cobv: cpf or cnpj, nome, and the optional address and e-mail BCB's cobv carries. */
@@ -52,6 +53,7 @@ function fieldValues(c: CobvFields) {
   return {
     due_date: c.dueDate,
     validade_apos_vencimento: c.validadeAposVencimento,
+    last_payable_day: lastPayableDay(c.dueDate, c.validadeAposVencimento),
     amount_centavos: c.amountCentavos,
     valor_rules: JSON.stringify(c.valorRules),
     chave: c.chave,

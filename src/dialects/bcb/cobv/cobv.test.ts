@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { adminHeaders, startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { createClient, evpKey, type TestClient } from '../../../../test/factories.ts';
+import { ManualClock } from '../../../lib/clock.ts';
+import { createClient, evpKey, requestToken, type TestClient } from '../../../../test/factories.ts';
 import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
 import { formatDay, parseDay } from '../../../lib/banking-days.ts';
 import { saoPauloDay } from '../../../modules/cobv/due.ts';
@@ -132,3 +133,50 @@ describe('BCB dialect: cobv', () => {
   });
 });
 
+
+describe('BCB dialect: a cobv due on a Saturday', () => {
+  let t: TestApp;
+  let a: TestClient;
+  let chave: string;
+  before(async () => {
+    // Wednesday 2026-12-02, noon in São Paulo.
+    t = await startTestApp({ clock: new ManualClock('2026-12-02T15:00:00.000Z') });
+    a = await createClient(t);
+    chave = await evpKey(t, a.accountId);
+  });
+  after(() => t.close());
+
+  let headers: Record<string, string>;
+  const get = (url: string) => t.app.inject({ method: 'GET', url: `/v2${url}`, headers });
+  /** Moves the clock, and takes a new token (the old one expired meanwhile). */
+  const moveTo = async (at: string) => {
+    t.clock.set(at);
+    headers = { ...a.headers, authorization: `Bearer ${await requestToken(t, a, a.cert)}` };
+  };
+  const listed = async (status: string) => {
+    const res = await get(`/cobv?inicio=2026-12-01T00:00:00Z&fim=2026-12-03T00:00:00Z&status=${status}`);
+    assertBcbAnswer('GET /cobv', res);
+    return res.json<{ cobs: { txid: string }[] }>().cobs.map((c) => c.txid);
+  };
+
+  it('is payable until the next banking day, and the list filter says what the charge says', async () => {
+    const txid = 'cobvsaturday00000000000000001';
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: `/v2/cobv/${txid}`,
+      headers: a.headers,
+      payload: { calendario: { dataDeVencimento: '2026-12-05', validadeAposVencimento: 0 }, devedor: DEVEDOR, valor: { original: '10.00' }, chave },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    // Monday 2026-12-07, 23:00 in São Paulo: the due date moved to this banking day.
+    await moveTo('2026-12-08T02:00:00.000Z');
+    assert.equal((await get(`/cobv/${txid}`)).json<{ status: string }>().status, 'ATIVA');
+    assert.deepEqual(await listed('ATIVA'), [txid]);
+    assert.deepEqual(await listed('REMOVIDA_PELO_PSP'), []);
+    // Tuesday: past its last payable day.
+    await moveTo('2026-12-08T03:00:00.000Z');
+    assert.equal((await get(`/cobv/${txid}`)).json<{ status: string }>().status, 'REMOVIDA_PELO_PSP');
+    assert.deepEqual(await listed('ATIVA'), []);
+    assert.deepEqual(await listed('REMOVIDA_PELO_PSP'), [txid]);
+  });
+});
