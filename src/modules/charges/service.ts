@@ -439,17 +439,22 @@ function amountDue(charge: ChargeRow, at: Date): { amountCentavos: bigint; compo
   }
   const retirada = retiradaOf(charge.retirada);
   if (!retirada) return { amountCentavos: charge.amount_centavos, components: null };
-  const components: Record<string, string> = { [retirada.kind]: retirada.centavos.toString() };
+  // The agent and the withdrawal service go with the parts: BCB's componentesValor shows them.
+  const components: Record<string, string> = { [retirada.kind]: retirada.centavos.toString(), ...retirada.agent };
   if (charge.amount_centavos !== 0n) components.original = charge.amount_centavos.toString();
   return { amountCentavos: charge.amount_centavos + retirada.centavos, components };
 }
 
-/** The withdrawal (saque) or change (troco) of a cob's valor.retirada, as BCB gives it. */
-function retiradaOf(retirada: Record<string, unknown> | null): { kind: 'saque' | 'troco'; centavos: bigint } | null {
+/** The withdrawal (saque) or change (troco) of a cob's valor.retirada, as BCB gives it, with its agent. */
+function retiradaOf(retirada: Record<string, unknown> | null) {
   for (const kind of ['saque', 'troco'] as const) {
-    const valor = (retirada?.[kind] as { valor?: unknown } | undefined)?.valor;
-    const centavos = typeof valor === 'string' ? parseDecimal2(valor) : null;
-    if (centavos !== null) return { kind, centavos };
+    const item = retirada?.[kind] as Partial<RetiradaItem> | undefined;
+    const centavos = typeof item?.valor === 'string' ? parseDecimal2(item.valor) : null;
+    if (centavos === null || !item) continue;
+    const agent: Record<string, string> = {};
+    if (item.modalidadeAgente) agent.modalidadeAgente = item.modalidadeAgente;
+    if (item.prestadorDoServicoDeSaque) agent.prestadorDoServicoDeSaque = item.prestadorDoServicoDeSaque;
+    return { kind, centavos, agent };
   }
   return null;
 }
