@@ -1,0 +1,126 @@
+/**
+ * What the shared cases of test/support/bcb-route-cases.ts need of each /v2 operation, by
+ * operationId: the owner's request (changes to the operation's example in openapi.json) and
+ * another account's resource. An operation missing from this table fails its test.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { TestClient } from '../factories.ts';
+import { evpKey, operator, randomCpf } from '../factories.ts';
+import type { TestApp } from '../harness.ts';
+import type { BcbRouteFixture } from './bcb-route-cases.ts';
+
+/** Account A's resources, made once through /v2 before the cases run. */
+export interface BcbOwned {
+  key: string;
+  /** A's cob, read by the cases. */
+  cob: string;
+  /** A's cob the PATCH case revises. */
+  patched: string;
+  cobv: string;
+  /** A's batch of cobv. */
+  batch: string;
+  /** A location linked to `cob`; and one the DELETE case unlinks. */
+  loc: number;
+  unlinked: number;
+  /** A Pix A received with a txid, refunded in part (`refund`). */
+  e2eid: string;
+  refund: string;
+  /** The interval the resources were made in, for the lists. */
+  inicio: string;
+  fim: string;
+}
+
+const fresh = (prefix: string, length = 32) => `${prefix}${randomBytes(24).toString('hex')}`.slice(0, length);
+const dayFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+const DEVEDOR = { cpf: '12345678909', nome: 'Francisco da Silva', logradouro: 'Alameda Souza, 80', cidade: 'Recife', uf: 'PE', cep: '70011750' };
+
+const cobBody = (o: BcbOwned) => ({ calendario: { expiracao: 3600 }, valor: { original: '37.00' }, chave: o.key });
+const cobvBody = (o: BcbOwned) => ({ calendario: { dataDeVencimento: dayFromNow(20) }, devedor: DEVEDOR, valor: { original: '100.00' }, chave: o.key });
+const interval = (o: BcbOwned) => ({ inicio: o.inicio, fim: o.fim });
+
+/** Makes A's resources through the API, as an integrator would. */
+export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned> {
+  const inicio = new Date(t.clock.now().getTime() - 60_000).toISOString();
+  const send = async (method: 'PUT' | 'POST' | 'PATCH', url: string, payload: object, status: number) => {
+    const res = await t.app.inject({ method, url: `/v2${url}`, headers: a.headers, payload });
+    assert.equal(res.statusCode, status, `${method} ${url}: ${res.body}`);
+    return (res.body === '' ? {} : res.json()) as Record<string, unknown>;
+  };
+  const key = await evpKey(t, a.accountId);
+  const partial = { key } as BcbOwned;
+  const [cob, patched, cobv, batch, linkedTxid] = [fresh('cob'), fresh('patch'), fresh('cobv'), String(1 + (randomBytes(4).readUInt32BE() % 1e9)), fresh('loc')];
+  const made = await send('PUT', `/cob/${cob}`, cobBody(partial), 201);
+  await send('PUT', `/cob/${patched}`, cobBody(partial), 201);
+  await send('PUT', `/cobv/${cobv}`, cobvBody(partial), 201);
+  await send('PUT', `/lotecobv/${batch}`, { descricao: 'Lote', cobsv: [{ ...cobvBody(partial), txid: fresh('lote') }] }, 202);
+  const unlinked = (await send('PUT', `/cob/${linkedTxid}`, cobBody(partial), 201)).loc as { id: number };
+  const paid = await operator(t).incomingPix({ pixKey: key, amount: '37.00', txid: cob, payer: { name: 'Pagador', document: randomCpf() } });
+  const refund = fresh('dev', 20);
+  await send('PUT', `/pix/${paid.endToEndId}/devolucao/${refund}`, { valor: '1.00' }, 201);
+  await send('PUT', `/webhook/${key}`, { webhookUrl: 'https://127.0.0.1:8443/bcb' }, 200);
+  return {
+    key,
+    cob,
+    patched,
+    cobv,
+    batch,
+    loc: (made.loc as { id: number }).id,
+    unlinked: unlinked.id,
+    e2eid: paid.endToEndId,
+    refund,
+    inicio,
+    fim: new Date(t.clock.now().getTime() + 60_000).toISOString(),
+  };
+}
+
+const NONE_LIST = { none: "a list shows the caller's own resources only" };
+
+export const BCB_ROUTE_FIXTURES: Record<string, BcbRouteFixture<BcbOwned>> = {
+  bcbPutCob: { own: (o) => ({ params: { txid: fresh('put') }, body: cobBody(o) }), foreign: { none: "a txid is the account's own: another account's PUT creates its own charge" } },
+  bcbPostCob: { own: (o) => ({ body: cobBody(o) }), foreign: { none: 'creates a charge with a new txid' } },
+  bcbGetCob: { own: (o) => ({ params: { txid: o.cob, revisao: undefined } }), foreign: { request: (o) => ({ params: { txid: o.cob, revisao: undefined } }), problem: 'CobNaoEncontrado' } },
+  bcbPatchCob: { own: (o) => ({ params: { txid: o.patched } }), foreign: { request: (o) => ({ params: { txid: o.patched } }), problem: 'CobNaoEncontrado' } },
+  bcbListCob: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+
+  bcbPutCobv: { own: (o) => ({ params: { txid: fresh('putv') }, body: cobvBody(o) }), foreign: { none: "a txid is the account's own: another account's PUT creates its own charge" } },
+  bcbGetCobv: { own: (o) => ({ params: { txid: o.cobv, revisao: undefined } }), foreign: { request: (o) => ({ params: { txid: o.cobv, revisao: undefined } }), problem: 'CobVNaoEncontrada' } },
+  bcbPatchCobv: { own: (o) => ({ params: { txid: o.cobv } }), foreign: { request: (o) => ({ params: { txid: o.cobv } }), problem: 'CobVNaoEncontrada' } },
+  bcbListCobv: { own: (o) => ({ params: { ...interval(o), cpf: undefined, status: undefined } }), foreign: NONE_LIST },
+
+  bcbPutLoteCobv: {
+    own: (o) => ({ params: { id: String(1 + (randomBytes(4).readUInt32BE() % 1e9)) }, body: { descricao: 'Lote', cobsv: [{ ...cobvBody(o), txid: fresh('lote') }] } }),
+    foreign: { none: "a batch id is the account's own: another account's PUT creates its own batch" },
+  },
+  bcbPatchLoteCobv: {
+    own: (o) => ({ params: { id: o.batch }, body: { cobsv: [] } }),
+    foreign: { request: (o) => ({ params: { id: o.batch }, body: { cobsv: [] } }), problem: 'LoteCobVNaoEncontrado' },
+  },
+  bcbGetLoteCobv: { own: (o) => ({ params: { id: o.batch } }), foreign: { request: (o) => ({ params: { id: o.batch } }), problem: 'LoteCobVNaoEncontrado' } },
+  bcbListLoteCobv: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+
+  bcbPostLoc: { own: () => ({}), foreign: { none: 'creates a location' } },
+  bcbListLoc: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+  bcbGetLoc: { own: (o) => ({ params: { id: o.loc } }), foreign: { request: (o) => ({ params: { id: o.loc } }), problem: 'PayloadLocationNaoEncontrado' } },
+  bcbDeleteLocTxid: { own: (o) => ({ params: { id: o.unlinked } }), foreign: { request: (o) => ({ params: { id: o.unlinked } }), problem: 'PayloadLocationNaoEncontrado' } },
+  bcbGetLocQrcode: { own: (o) => ({ params: { id: o.loc } }), foreign: { request: (o) => ({ params: { id: o.loc } }), problem: 'PayloadLocationNaoEncontrado' } },
+
+  bcbListPix: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+  bcbGetPix: { own: (o) => ({ params: { e2eid: o.e2eid } }), foreign: { request: (o) => ({ params: { e2eid: o.e2eid } }), problem: 'PixNaoEncontrado' } },
+  bcbRequestDevolucao: {
+    own: (o) => ({ params: { e2eid: o.e2eid, id: fresh('dev', 20) }, body: { valor: '1.00' } }),
+    foreign: { request: (o) => ({ params: { e2eid: o.e2eid, id: fresh('dev', 20) }, body: { valor: '1.00' } }), problem: 'PixNaoEncontrado' },
+  },
+  bcbGetDevolucao: {
+    own: (o) => ({ params: { e2eid: o.e2eid, id: o.refund } }),
+    foreign: { request: (o) => ({ params: { e2eid: o.e2eid, id: o.refund } }), problem: 'PixNaoEncontrado' },
+  },
+
+  bcbPutWebhook: {
+    own: (o) => ({ params: { chave: o.key }, body: { webhookUrl: 'https://127.0.0.1:8443/bcb' } }),
+    foreign: { none: "another account's key is refused as invalid (400 WebhookOperacaoInvalida), as BCB's PUT says" },
+  },
+  bcbGetWebhook: { own: (o) => ({ params: { chave: o.key } }), foreign: { request: (o) => ({ params: { chave: o.key } }), problem: 'WebhookNaoEncontrado' } },
+  bcbDeleteWebhook: { own: (o) => ({ params: { chave: o.key } }), foreign: { request: (o) => ({ params: { chave: o.key } }), problem: 'WebhookNaoEncontrado' } },
+  bcbListWebhooks: { own: () => ({ params: { inicio: undefined, fim: undefined } }), foreign: NONE_LIST },
+};
