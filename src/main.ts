@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -195,13 +196,28 @@ async function releaseAll(taken: Resources): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
+/**
+ * PORT=0 asks for a free port. Payload locations name the port (PUBLIC_URL's default is the
+ * listener's own address), so the port is chosen before anything is built from the configuration.
+ */
+async function withPortChosen(config: Config, command: string): Promise<Config> {
+  if (command !== 'serve' || config.port !== 0 || process.env.PUBLIC_URL) return config;
+  const probe = createServer();
+  const port = await new Promise<number>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen(0, config.host, () => resolve((probe.address() as AddressInfo).port));
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return loadConfig({ ...process.env, PORT: String(port) });
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const config = loadConfig();
+  const config = await withPortChosen(loadConfig(), command);
   const taken = new Resources();
   const signal = command === 'serve' || command === 'worker' ? stopSignal() : undefined;
   let log: Log | undefined;

@@ -39,6 +39,7 @@ import { ManualClock } from '../src/lib/clock.ts';
 import { createAccount, createClient, linkCertificate, randomCnpj, randomCpf, requestToken, type TestClient } from './factories.ts';
 import { adminHeaders, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './harness.ts';
 import { assertErrorShape } from './assertions.ts';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../src/dialects/bcb/problems.ts';
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 20_261_122;
 const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 40;
@@ -92,7 +93,8 @@ const OPERATIONS: Operation[] = Object.entries(openapi.paths).flatMap(([path, me
       key: `${method.toUpperCase()} ${path}`,
       params: op.parameters ?? [],
       body: op.requestBody?.content['application/json']?.schema,
-      security: scheme === 'bearerAuth' ? 'bearer' : scheme === 'adminToken' ? 'admin' : 'none',
+      // BCB's operations (`/v2`) name their OAuth 2.0 scope: account routes like the root's.
+      security: scheme === 'bearerAuth' || scheme === 'oauth2' ? 'bearer' : scheme === 'adminToken' ? 'admin' : 'none',
     } satisfies Operation;
   }),
 );
@@ -244,6 +246,9 @@ interface Party {
   webhookIds: string[];
   medIds: string[];
   idempotencyKeys: string[];
+  /** The payload locations of the party's charges: ids (`/v2/loc/{id}`) and tokens (`/qr/v2/{token}`). */
+  locIds: string[];
+  locTokens: string[];
 }
 
 interface World {
@@ -333,6 +338,8 @@ async function seed(t: TestApp): Promise<World> {
       headers: [{ key: `x-${mark}`, value: `${mark}-header-value` }],
     });
     const rows = (await as<{ data: { transactionId: string }[] }>(client, 'GET', '/api/transactions?size=100')).data;
+    // The same charges seen through BCB's dialect, with their payload locations.
+    const locs = await Promise.all([txid, openTxid].map((id) => as<{ loc: { id: number; location: string } }>(client, 'GET', `/v2/cob/${id}`)));
     assert.ok(rows.length >= 4, JSON.stringify(rows));
     return {
       client,
@@ -345,6 +352,8 @@ async function seed(t: TestApp): Promise<World> {
       webhookIds: [String(webhook.id)],
       medIds: [String(med.medId)],
       idempotencyKeys: [idempotencyKey],
+      locIds: locs.map((c) => String(c.loc.id)),
+      locTokens: locs.map((c) => c.loc.location.split('/').at(-1)!),
     };
   }
 
@@ -503,7 +512,12 @@ function poolsFor(world: World, scope: 'account' | 'admin', now: Date): Pools {
       case 'pixKey':
       case 'chave':
       case 'key':
+        // A webhook per key of B's key must be refused like any other of B's resources.
+        if (op.path.startsWith('/v2/webhook/')) return [...keys, ...b.keys];
         return op.path.includes('/webhooks') ? [] : keys;
+      case 'pixUrlAccessToken':
+      case 'token':
+        return both((p) => p.locTokens);
       case 'e2eid':
       case 'endToEndId':
         // A's first received PIX (the refundable one) comes up more often.
@@ -523,6 +537,7 @@ function poolsFor(world: World, scope: 'account' | 'admin', now: Date): Pools {
         return both((p) => p.externalIds);
       case 'id':
         if (op.path.includes('/devolucao/')) return both((p) => p.refundIds);
+        if (op.path.startsWith('/v2/loc/')) return both((p) => p.locIds);
         if (op.path.includes('/webhooks/')) return both((p) => p.webhookIds);
         return transactionRefs;
       case 'medId':
@@ -804,7 +819,9 @@ function checkShape(g: Generated, res: LightMyRequestResponse): string | null {
   const context = () => `${describeRequest(g)}\n  -> ${res.statusCode} ${short(res.body)}`;
   assert.ok(res.statusCode < 500, `5xx:\n${context()}`);
   if (res.statusCode < 400) return null;
-  assert.match(String(res.headers['content-type']), /^application\/json/, `error content type:\n${context()}`);
+  // BCB's dialect answers RFC 7807 problems, and only there; the root paths answer the seed's body.
+  const bcb = BCB_PATHS.test(g.url);
+  assert.match(String(res.headers['content-type']), bcb ? /^application\/(problem\+)?json/ : /^application\/json/, `error content type:\n${context()}`);
   let body: Record<string, unknown>;
   try {
     body = JSON.parse(res.body) as Record<string, unknown>;
@@ -812,9 +829,32 @@ function checkShape(g: Generated, res: LightMyRequestResponse): string | null {
     assert.fail(`error body is not JSON:\n${context()}`);
   }
   if (OAUTH_ROUTES.test(g.url) && 'error_description' in body) return checkOAuthShape(body, res, context);
+  if (String(res.headers['content-type']).startsWith('application/problem+json')) return checkProblemShape(body, res, context);
+  assert.ok(!/^\/v2([/?]|$)/.test(g.url), `the seed's error body under /v2:\n${context()}`);
   assertErrorShape(body, res.statusCode, `:\n${context()}`);
   assert.doesNotMatch(body.message as string, INTERNALS, `internals in the message:\n${context()}`);
   return body.message as string;
+}
+
+/** Paths of BCB's dialect: `/v2` and its public payload locations. */
+const BCB_PATHS = /^\/(v2|qr)([/?]|$)/;
+const PROBLEM_KEYS = new Set(['type', 'title', 'status', 'detail', 'correlationId', 'violacoes']);
+
+/** An RFC 7807 problem with one of BCB's types, its title and the HTTP status; a 401 says how to authenticate. */
+function checkProblemShape(body: Record<string, unknown>, res: LightMyRequestResponse, context: () => string): string {
+  for (const key of Object.keys(body)) assert.ok(PROBLEM_KEYS.has(key), `problem key ${key}:\n${context()}`);
+  assert.equal(body.status, res.statusCode, `problem status:\n${context()}`);
+  const type = String(body.type);
+  assert.ok(type.startsWith(PROBLEM_TYPE_BASE), `problem type ${type}:\n${context()}`);
+  const name = type.slice(PROBLEM_TYPE_BASE.length);
+  assert.ok(Object.hasOwn(PROBLEM_TYPES, name), `problem type ${name} is not BCB's:\n${context()}`);
+  assert.equal(body.title, PROBLEM_TYPES[name as keyof typeof PROBLEM_TYPES].title, `problem title:\n${context()}`);
+  assert.equal(body.correlationId, res.headers['x-request-id'], `correlationId:\n${context()}`);
+  if (body.violacoes !== undefined) assert.ok(Array.isArray(body.violacoes) && body.violacoes.length > 0, `violacoes:\n${context()}`);
+  if (res.statusCode === 401) assert.match(String(res.headers['www-authenticate']), /^Bearer /, `401 without WWW-Authenticate: Bearer:\n${context()}`);
+  const detail = String(body.detail ?? '');
+  assert.doesNotMatch(detail, INTERNALS, `internals in the detail:\n${context()}`);
+  return detail;
 }
 
 /** The token routes answer an OAuth 2.0 request (a form, or a body with grant_type) with RFC 6749 §5.2 errors. */
@@ -938,7 +978,8 @@ describe('hostile input against every route of openapi.json', { timeout: 600_000
         async ({ g, cert }) => {
           const res = await inject(t, g);
           record(coverage, op, res, checkShape(g, res), g);
-          if (res.statusCode >= 300) return;
+          // Only the token routes answer a token (a payload location answers a JWS, not JSON).
+          if (res.statusCode >= 300 || !String(res.headers['content-type']).startsWith('application/json')) return;
           const token = (JSON.parse(res.body) as { access_token?: string }).access_token;
           if (token === undefined) return;
           const sent = JSON.parse(g.payload ?? '{}') as { clientId?: string; clientSecret?: string };
@@ -964,6 +1005,8 @@ describe('hostile input against every route of openapi.json', { timeout: 600_000
         if (name === 'e2eid') return b.e2es;
         if (name === 'txid') return b.txids;
         if (name === 'id' && op.path.includes('/devolucao/')) return b.refundIds;
+        if (name === 'id' && op.path.startsWith('/v2/loc/')) return b.locIds;
+        if (name === 'chave') return b.keys;
         if (name === 'id' && op.path.includes('/webhooks/')) return b.webhookIds;
         if (name === 'id' || name === 'identifier' || name === 'transactionIdentifier') return bTransactionRefs;
         return [];

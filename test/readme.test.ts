@@ -79,7 +79,11 @@ function lastCommand(segment: Segment): { text: string; line: number } {
   return { text: text.length > 110 ? `${text.slice(0, 107)}...` : text, line: segment.line + at };
 }
 
-const isErrorBody = (value: unknown) => typeof value === 'object' && value !== null && Number((value as { statusCode?: unknown }).statusCode) >= 400;
+/** An error body the docs show: the seed's (`statusCode`) or a BCB problem (`status`). */
+const isErrorBody = (value: unknown) => {
+  const body = value as { statusCode?: unknown; status?: unknown } | null;
+  return typeof body === 'object' && body !== null && Number(body.statusCode ?? body.status) >= 400;
+};
 
 async function runSegment(session: ShellSession, block: ShellBlock, segment: Segment): Promise<void> {
   const command = lastCommand(segment);

@@ -22,6 +22,8 @@ const VALUE_SHAPES: readonly Shape[] = [
   { name: 'a webhook signing secret', pattern: /^whsec_[A-Za-z0-9+/=]+$/ },
   { name: 'a client id', pattern: /^pix_[a-z0-9]{16,}$/ },
   { name: 'a message id', pattern: /^msg_[0-9a-f]{32}$/ },
+  // BCB's location: host and port (the service's, which differs between runs), then the token.
+  { name: 'a payload location', pattern: /^[\w.:[\]-]+\/qr\/v2\/(cobv\/)?[0-9a-f]{32}$/ },
   { name: 'a SHA-256 fingerprint', pattern: /^[0-9a-f]{64}$/ },
 ];
 
