@@ -458,6 +458,13 @@ function bcbReport(r: BcbResults): { rows: Row[]; lines: string[] } {
   };
 }
 
+/** BCB's dialect alone (BENCH_ONLY=bcb). */
+export function printBcb(r: BcbResults): void {
+  const { rows: bcbRows, lines } = bcbReport(r);
+  printTable(bcbRows);
+  for (const line of lines) console.log(line);
+}
+
 /** The fairness scenario alone (BENCH_ONLY=fairness). */
 export function printFairness(f: FairnessResult): void {
   printTable([fairnessRow(f)]);

@@ -29,7 +29,7 @@ import { bcbRuns } from './bench-bcb.ts';
 import { burst, closedLoop, openLoop } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
 import { performancePage, type Machine } from './bench-page.ts';
-import { printFairness, report, reportIsolation, type Results } from './bench-report.ts';
+import { printBcb, printFairness, report, reportIsolation, type Results } from './bench-report.ts';
 import { ApiClient, undiciTransport, type AccountApi, type ApiRequest } from './lib/api-client.ts';
 import { withClient } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
@@ -58,7 +58,8 @@ const WEBHOOK_WAIT_MS = envNumber('BENCH_WEBHOOK_WAIT_SECONDS', 20) * 1000;
 const BURST = envNumber('BENCH_BURST', 3000);
 /**
  * BENCH_ONLY=fairness provisions the accounts and runs the fairness scenario alone
- * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone.
+ * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone;
+ * BENCH_ONLY=bcb, BCB's dialect alone (scripts/bench-bcb.ts).
  */
 const ONLY = process.env.BENCH_ONLY;
 /** `--write <file>`: the page (docs/performance.md) to write the run to. */
@@ -430,6 +431,8 @@ async function runOnly(b: Bench, { receiver, slow }: Receivers): Promise<boolean
     reportIsolation(await isolationRun(b), only);
   } else if (ONLY === 'fairness') {
     printFairness(await fairness(b, receiver, slow));
+  } else if (ONLY === 'bcb') {
+    printBcb(await bcbRun(b));
   } else if (ONLY === 'open') {
     const [open] = await withWebhooks(b, receiver, async (registered) => [await openRun(b, receiver, RATE, registered)]);
     printOpen(RATE, open!);

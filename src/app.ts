@@ -18,6 +18,9 @@ import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
+import type { SandboxControls } from './modules/controls/service.ts';
+import { controlRoutes } from './modules/controls/routes.ts';
+import { inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-routes.ts';
 import { adminRoutes } from './modules/admin/routes/index.ts';
 import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
@@ -53,7 +56,15 @@ export interface AppDeps {
   readonly db: Db;
   /** Where account lists run (`Database.lists`: their own pool on PostgreSQL); `db` when absent. */
   readonly listDb?: Db;
+  /**
+   * Business time: what every rule of the service reads (expiries, due dates, windows,
+   * settlement, retries). In sandbox mode the test clock moves it (`controls`).
+   */
   readonly clock: Clock;
+  /** Real time: token lifetimes, certificate validity and rate limits (`clock` when absent). */
+  readonly realClock?: Clock;
+  /** Sandbox mode: the test clock, faults and inbox every process shares (modules/controls). */
+  readonly controls?: SandboxControls;
   /** Pino level, or false for no logs (tests). */
   readonly logLevel?: string | false;
   /** Where logs go (stdout by default); tests capture them to check redaction. */
@@ -182,7 +193,7 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
   // First, before anything is opened that would have to be closed: a wrong or missing
   // KEY_ENCRYPTION_KEY stops the start here (ConfigError, one line).
   const kek = resolveKeyEncryptionKey(deps.config);
-  const keys = new KeyRing(deps.db, deps.clock, kek);
+  const keys = new KeyRing(deps.db, realClockOf(deps), kek);
   await keys.prepare();
   const https = httpsOptions(deps.config);
   const main = createServer(deps, https);
@@ -225,8 +236,12 @@ interface Services {
 
 type PerMinute = (limit: number, prefix: string) => RateLimiter;
 
+/** The clock of token lifetimes, certificate validity and rate limits: never the test clock. */
+const realClockOf = (deps: AppDeps): Clock => deps.realClock ?? deps.clock;
+
 async function registerRoutes(deps: AppDeps, parts: Parts): Promise<void> {
-  const { db, clock } = deps;
+  const { db } = deps;
+  const clock = realClockOf(deps);
   const { main } = parts;
   await main.register(swagger, openApiOptions());
   await main.register(swaggerUi, { routePrefix: '/docs' });
@@ -248,34 +263,39 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
   const payloadSigner = () => {
     signer ??= config.qrSigning
       ? payloadSignerFromFiles(config.qrSigning, signingAddress(config.publicUrl).jku)
-      : preparePayloadSigner(db, kek, { publicUrl: config.publicUrl, now: clock.now() });
+      : preparePayloadSigner(db, kek, { publicUrl: config.publicUrl, now: realClockOf(deps).now() });
     // A failed preparation (the database briefly away) is tried again by the next request.
     signer.catch(() => (signer = undefined));
     return signer;
   };
   const bcb: BcbDeps = { config, db, clock, lists, payloadSigner };
-  const authenticate = accountAuthentication({ clock, tokens, trust, links });
+  const authenticate = accountAuthentication({ clock: realClockOf(deps), tokens, trust, links });
   await main.register(bcbScopeWith({ onRequest: authenticate }, ...bcbOperations(bcb)), { prefix: BCB_PREFIX });
   for (const routes of bcbPublicRoutes(bcb)) await main.register(routes);
 }
 
 function createServices(deps: AppDeps, { main, keys }: Parts): Services {
-  const { config, db, clock } = deps;
+  const { config, db } = deps;
   // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
   const policy = destinationPolicy(config);
-  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile });
+  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile, ...senderFaults(deps.controls) });
   main.addHook('onClose', () => resendSender.close());
   const perMinute = perMinuteLimiters(config, main);
   const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
   const secrets = secretChecks(deps, main, perMinute);
   const lookups = directoryLookups(deps, main);
   const adminFailures = perMinute(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
-  const tokens = new TokenService(keys, clock);
-  const links = new CertificateLinkCache(db, clock);
+  const tokens = new TokenService(keys, realClockOf(deps));
+  const links = new CertificateLinkCache(db, realClockOf(deps));
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
   // Every account list goes through this: its own connections and a limit per account.
   const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
   return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists };
+}
+
+/** The sandbox's webhook faults, for a sender's options (none in production). */
+export function senderFaults(controls: SandboxControls | undefined) {
+  return controls ? { faults: (url: string) => controls.webhookFault(url, 'sender') } : {};
 }
 
 /** Limits every process shares through Redis when there is one (REDIS_URL). */
@@ -315,10 +335,12 @@ function secretChecks(deps: AppDeps, main: FastifyInstance, perMinute: PerMinute
  * Directory look-ups, limited per account; the institution's ISPB in the Redis key keeps two
  * services that share a Redis apart.
  */
-function directoryLookups({ config, db, clock }: AppDeps, main: FastifyInstance): DirectoryLookups {
+function directoryLookups(deps: AppDeps, main: FastifyInstance): DirectoryLookups {
+  const { config, db, controls } = deps;
   const lookups = new DirectoryLookups({
     db,
-    clock,
+    clock: realClockOf(deps),
+    ...(controls ? { unavailable: () => controls.directoryUnavailable() } : {}),
     limits: config.directoryLimits,
     buckets: config.redisUrl
       ? new RedisTokenBuckets(config.redisUrl, {
@@ -342,7 +364,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
   const { tokens, trust, links, lookups, lists, resendSender: sender, policy, resendLimiter } = services;
   const wake = wakeOption(deps);
   return async (accountScope: FastifyInstance) => {
-    accountScope.addHook('onRequest', accountAuthentication({ clock, tokens, trust, links }));
+    accountScope.addHook('onRequest', accountAuthentication({ clock: realClockOf(deps), tokens, trust, links }));
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
       transferRoutes({
@@ -359,7 +381,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
     await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));
-    await accountScope.register(webhookRoutes({ db, clock, sender, policy, resendLimiter, lists }));
+    await accountScope.register(webhookRoutes({ db, clock, realClock: realClockOf(deps), sender, policy, resendLimiter, lists }));
   };
 }
 
@@ -370,7 +392,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
   // The operator listener: probes answer there too, so a supervisor needs no access to the public
   // one. /metrics, when it comes, is registered on `admin` beside /admin/*, never on `main`.
   if (admin !== main) await admin.register(healthRoutes({ db }));
-  const authenticateAdmin = adminAuthentication({ adminToken: config.adminToken, clock, trust, failures: adminFailures });
+  const authenticateAdmin = adminAuthentication({ adminToken: config.adminToken, clock: realClockOf(deps), trust, failures: adminFailures });
   // Every operator and sandbox route can answer 401 and 429 from that hook.
   const documentAdminErrors = (route: { schema?: { response?: unknown } }) => {
     if (route.schema?.response) route.schema.response = { ...errorResponses(401, 429), ...(route.schema.response as object) };
@@ -382,7 +404,8 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
       adminRoutes({
         db,
         ispb: config.pspIspb,
-        clock,
+        // Certificates are valid or not in real time.
+        clock: realClockOf(deps),
         onCertificateUnlinked: (id, fp) => links.invalidate(id, fp),
         onClientSecretRotated: (id) => links.invalidateAccount(id),
       }),
@@ -400,6 +423,12 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
       await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl }));
+      if (deps.controls) {
+        await sandboxScope.register(controlRoutes(deps.controls, () => deps.wakeWorker?.()));
+        await sandboxScope.register(inboxReadRoutes({ controls: deps.controls, db, clock }));
+      }
     });
+    // The inbox takes webhooks, which carry no admin token.
+    if (deps.controls) await main.register(inboxReceiveRoute({ controls: deps.controls, db, clock }));
   }
 }

@@ -2,7 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildListeners, checkTlsFiles, type Listeners } from './app.ts';
+import { buildListeners, checkTlsFiles, senderFaults, type Listeners } from './app.ts';
 import { banner } from './banner.ts';
 import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
 import { loadConfig, type Config } from './config.ts';
@@ -11,7 +11,8 @@ import { openDatabase, type Database } from './db/client.ts';
 import { databaseIdentity, migrate, UnknownMigrations } from './db/migrate.ts';
 import { failureLine, exitIfStillRunning } from './failure.ts';
 import { listenFailure, Resources, StartFailure } from './lifecycle.ts';
-import { systemClock } from './lib/clock.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { SandboxControls } from './modules/controls/service.ts';
 import { loggerOptions } from './http/logging.ts';
 import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
 import { writeAdminTokenFile } from './modules/admin/demo-files.ts';
@@ -93,17 +94,35 @@ async function openForWorker(config: Config, api: Database | null, taken: Resour
   return database;
 }
 
+/**
+ * Sandbox mode: the test clock and faults, read from the database now and polled from then on, so
+ * that what another process changes is seen here. Production: none, business time is real time.
+ */
+async function startControls(config: Config, database: Database, log: Log, taken: Resources): Promise<SandboxControls | undefined> {
+  if (config.mode !== 'sandbox') return undefined;
+  const controls = new SandboxControls(database.db, systemClock, { publicUrl: config.publicUrl });
+  await controls.start((error) => log.warn({ err: error }, 'sandbox controls could not be read; trying again'));
+  taken.add('sandbox controls', () => controls.stop());
+  return controls;
+}
+
 /** The worker, made but not started: nothing runs in the background before the listeners are bound. */
-function createWorker(config: Config, database: Database, log: Log, taken: Resources): Worker {
+function createWorker(config: Config, database: Database, log: Log, taken: Resources, controls: SandboxControls | undefined): Worker {
+  const clock: Clock = controls?.clock ?? systemClock;
   const worker = new Worker({
     db: database.db,
-    clock: systemClock,
+    clock,
     ispb: config.pspIspb,
     settlementDelayMs: config.settlementDelayMs,
     log,
     listenUrl: config.databaseUrl,
     maintenance: { kind: database.kind },
-    webhookSender: new WebhookSender({ policy: destinationPolicy(config), caFile: config.webhookCaFile, clientCertificate: webhookClientCertificate(config) }),
+    webhookSender: new WebhookSender({
+      policy: destinationPolicy(config),
+      caFile: config.webhookCaFile,
+      clientCertificate: webhookClientCertificate(config),
+      ...senderFaults(controls),
+    }),
   });
   taken.add('worker', () => worker.stop());
   return worker;
@@ -140,8 +159,18 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   const database = await open(config, taken);
   const workerDatabase = await openForWorker(config, database, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
-  const worker = createWorker(config, workerDatabase, log, taken);
-  const listeners = await buildListeners({ config, db: database.db, listDb: database.lists, clock: systemClock, logLevel: process.env.LOG_LEVEL ?? 'info', wakeWorker: worker.wake });
+  const controls = await startControls(config, database, log, taken);
+  const worker = createWorker(config, workerDatabase, log, taken, controls);
+  const listeners = await buildListeners({
+    config,
+    db: database.db,
+    listDb: database.lists,
+    clock: controls?.clock ?? systemClock,
+    realClock: systemClock,
+    ...(controls ? { controls } : {}),
+    logLevel: process.env.LOG_LEVEL ?? 'info',
+    wakeWorker: worker.wake,
+  });
   taken.add('listeners', () => listeners.close());
   const addresses = await bindListeners(config, listeners);
   const described = demoDatabase(config);
@@ -156,7 +185,7 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
 async function workerOnly(config: Config, taken: Resources): Promise<Log> {
   const database = await openForWorker(config, null, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
-  const worker = createWorker(config, database, log, taken);
+  const worker = createWorker(config, database, log, taken, await startControls(config, database, log, taken));
   worker.start();
   log.info('settlement worker started');
   return log;

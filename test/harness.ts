@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { openDatabase, type Database, type Db } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { ManualClock } from '../src/lib/clock.ts';
+import { SandboxControls } from '../src/modules/controls/service.ts';
 
 /**
  * Test harness: a fresh database per test file (in-memory PGlite by default; a new database on
@@ -70,7 +71,10 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 export interface TestApp {
   readonly app: FastifyInstance;
   readonly db: Db;
+  /** The real clock of the app (tokens, rate limits), and under the test clock's offset its business time. */
   readonly clock: ManualClock;
+  /** Sandbox mode: the test clock, faults and inbox (`controls.clock` is business time). */
+  readonly controls: SandboxControls | undefined;
   readonly config: Config;
   readonly testDb: TestDatabase;
   /** Log lines written by the app, when built with captureLogs. */
@@ -106,11 +110,15 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       done();
     },
   });
+  const controls = config.mode === 'sandbox' ? new SandboxControls(testDb.db, clock, { publicUrl: config.publicUrl }) : undefined;
+  await controls?.refresh();
   const app = await buildApp({
     config,
     db: testDb.db,
     listDb: testDb.database.lists,
-    clock,
+    clock: controls?.clock ?? clock,
+    realClock: clock,
+    ...(controls ? { controls } : {}),
     logLevel: options.captureLogs ? 'info' : false,
     ...(options.captureLogs ? { logStream } : {}),
     ...(options.secretCheckLimits ? { secretCheckLimits: options.secretCheckLimits } : {}),
@@ -120,6 +128,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     app,
     db: testDb.db,
     clock,
+    controls,
     config,
     testDb,
     logs,

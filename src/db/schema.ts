@@ -363,7 +363,43 @@ export interface WebhookLogsTable {
   created_at: CreatedAt;
 }
 
+/** The sandbox's controls (migration 0005): the test clock's offset and the faults' version. */
+export interface SandboxStateTable {
+  id: ColumnType<boolean, never, never>;
+  clock_offset_ms: bigint;
+  faults_version: bigint;
+}
+
+export type FaultKind = 'webhook' | 'settlement' | 'directory';
+export type FaultEffect = 'status' | 'timeout' | 'delay' | 'reject' | 'unavailable';
+
+export interface SandboxFaultsTable {
+  id: Generated<bigint>;
+  kind: FaultKind;
+  effect: FaultEffect;
+  url_prefix: string | null;
+  pix_key: string | null;
+  status: number | null;
+  delay_ms: bigint | null;
+  reason: string | null;
+  remaining: number | null;
+  created_at: Date;
+}
+
+export interface SandboxInboxTable {
+  id: Generated<bigint>;
+  name: string;
+  received_at: Date;
+  method: string;
+  headers: ColumnType<Record<string, string>, string, string>;
+  body: string;
+  status: number;
+}
+
 export interface DB {
+  sandbox_state: SandboxStateTable;
+  sandbox_faults: SandboxFaultsTable;
+  sandbox_inbox: SandboxInboxTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_destinations: WebhookDestinationsTable;

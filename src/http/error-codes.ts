@@ -145,6 +145,12 @@ export const ERROR_CODES = {
   CHARGE_EXPIRED: { status: 422, description: 'The charge is past its expiry (cob) or its last payable day (cobv) at the payment time' },
   AMOUNT_NOT_ALLOWED: { status: 422, description: "The amount differs from the code's and the code does not let the payer change it" },
   AMOUNT_REQUIRED: { status: 422, description: 'The code leaves the amount to the payer and none was sent' },
+
+  // Sandbox controls: the test clock, faults, the inbox
+  CLOCK_BACKWARDS: { status: 400, description: 'POST /sandbox/clock/advance: `to` is before the test clock\'s time; the clock only moves forward' },
+  FAULT_NOT_FOUND: { status: 404, description: 'No fault has this id (it was cleared, or used up)' },
+  TOO_MANY_FAULTS: { status: 409, description: 'As many faults are set as there may be at once: clear some' },
+  DIRECTORY_UNAVAILABLE: { status: 503, description: 'A sandbox fault makes the directory unavailable: retry after Retry-After, or clear the fault' },
 } as const satisfies Record<string, { readonly status: number; readonly description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

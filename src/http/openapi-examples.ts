@@ -9,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { BCB_EXAMPLES } from '../dialects/bcb/examples.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemName } from '../dialects/bcb/problems.ts';
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
+import { CONTROLS_EXAMPLES } from '../modules/controls/examples.ts';
 
 export interface OperationExamples {
   /** The body of the request. */
@@ -384,6 +385,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     responses: { 200: { ...med, status: 'REJECTED', refund: null } },
     errors: { 404: 'MED_NOT_FOUND', 409: 'MED_CLOSED' },
   },
+  ...CONTROLS_EXAMPLES,
 };
 
 /** The code an error status answers with when an operation names none. */

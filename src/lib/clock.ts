@@ -21,3 +21,25 @@ export class ManualClock implements Clock {
     this.#ms = new Date(at).getTime();
   }
 }
+
+/**
+ * Business time: a base clock (the real one) plus an offset that only grows. The sandbox's test
+ * clock moves it (modules/controls); production never does, so there it is the real time.
+ */
+export class OffsetClock implements Clock {
+  readonly #base: Clock;
+  #offsetMs = 0;
+  constructor(base: Clock) {
+    this.#base = base;
+  }
+  now(): Date {
+    return new Date(this.#base.now().getTime() + this.#offsetMs);
+  }
+  get offsetMs(): number {
+    return this.#offsetMs;
+  }
+  /** Moves the offset forward to `offsetMs`; a smaller one (an older reading) changes nothing. */
+  advanceTo(offsetMs: number): void {
+    if (offsetMs > this.#offsetMs) this.#offsetMs = offsetMs;
+  }
+}

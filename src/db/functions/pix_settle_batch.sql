@@ -1,8 +1,10 @@
 -- Settles one batch of queued transfers and refunds whose turn has come, claimed with SKIP
 -- LOCKED (so several workers never take the same one): HIGH at once, NORM from
 -- p_norm_due_before on, in order of arrival; a movement past its expiration, or to a receiver
--- that rejects it, fails and its money returns to available; a receiver that never answers
--- ('timeout') is left queued until it expires. Returns each movement's outcome (and the other
+-- that rejects it (the sandbox's key behaviour, or a settlement fault on the key with its BCB
+-- reason code), fails and its money returns to available; a receiver that never answers
+-- ('timeout') is left queued until it expires, and one a settlement fault delays until the
+-- delay has passed (docs/decisions/0034-test-clock-and-faults.md). Returns each movement's outcome (and the other
 -- account's new row for a movement between two accounts of this service); the caller writes
 -- the notifications in the same transaction.
 --
@@ -34,6 +36,8 @@ DECLARE
   v_network  bigint;
   v_to       bigint;
   v_reason   text;
+  v_rejected bigint[];
+  v_codes    text[];
   v_payer    accounts%ROWTYPE;
   v_original transactions%ROWTYPE;
   r          record;
@@ -47,7 +51,9 @@ BEGIN
   SELECT coalesce(array_agg(c.transaction_id), '{}'), coalesce(array_agg(c.ctid), '{}') INTO v_ids, v_claimed FROM (
     SELECT q.transaction_id, q.ctid
       FROM settlement_queue q LEFT JOIN dict_keys k ON k.key = q.pix_key
+      LEFT JOIN sandbox_faults f ON f.kind = 'settlement' AND f.effect = 'delay' AND f.pix_key = q.pix_key
      WHERE q.priority = 'HIGH' AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
+       AND (f.id IS NULL OR q.created_at + f.delay_ms * interval '1 millisecond' <= p_now OR q.expires_at <= p_now)
      ORDER BY q.created_at, q.transaction_id
      LIMIT p_limit
        FOR UPDATE OF q SKIP LOCKED) c;
@@ -55,8 +61,10 @@ BEGIN
     SELECT v_ids || coalesce(array_agg(c.transaction_id), '{}'), v_claimed || coalesce(array_agg(c.ctid), '{}') INTO v_ids, v_claimed FROM (
       SELECT q.transaction_id, q.ctid
         FROM settlement_queue q LEFT JOIN dict_keys k ON k.key = q.pix_key
+        LEFT JOIN sandbox_faults f ON f.kind = 'settlement' AND f.effect = 'delay' AND f.pix_key = q.pix_key
        WHERE q.created_at <= CASE WHEN p_force THEN 'infinity'::timestamptz ELSE p_norm_due_before END
          AND q.priority = 'NORM' AND (k.behavior IS DISTINCT FROM 'timeout' OR q.expires_at <= p_now)
+         AND (f.id IS NULL OR q.created_at + f.delay_ms * interval '1 millisecond' <= p_now OR q.expires_at <= p_now)
        ORDER BY q.created_at, q.transaction_id
        LIMIT p_limit - cardinality(v_ids)
          FOR UPDATE OF q SKIP LOCKED) c;
@@ -77,6 +85,12 @@ BEGIN
   -- The claimed rows are locked, so their ctids stay theirs until this transaction ends.
   DELETE FROM settlement_queue WHERE ctid = ANY (v_claimed);
   SELECT id INTO v_network FROM ledger_accounts WHERE account_id IS NULL AND code = 'pix_network';
+  -- Transfers their receiver refuses, decided once for the whole batch: a key that rejects
+  -- everything, or a settlement fault on the key (with its reason code, '' for none).
+  SELECT coalesce(array_agg(t.id), '{}'), coalesce(array_agg(coalesce(f.reason, '')), '{}') INTO v_rejected, v_codes
+    FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+    LEFT JOIN sandbox_faults f ON f.kind = 'settlement' AND f.effect = 'reject' AND f.pix_key = t.pix_key
+   WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND (k.behavior = 'reject' OR f.id IS NOT NULL);
   -- Every ledger account this batch posts to, locked in id order (see pix_transfer_create_batch):
   -- the network, the shards holding the money, and the available accounts that receive it back
   -- (failures) or receive it (movements between two accounts of this service).
@@ -88,10 +102,10 @@ BEGIN
     SELECT t.hold_ledger_account_id FROM transactions t WHERE t.id = ANY (v_ids)
     UNION ALL
     SELECT av.id
-      FROM (SELECT t.account_id FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+      FROM (SELECT t.account_id FROM transactions t
              WHERE t.id = ANY (v_ids)
                AND (t.expires_at <= p_now
-                    OR (t.type = 'WITHDRAW' AND k.behavior = 'reject')
+                    OR t.id = ANY (v_rejected)
                     OR (t.type = 'REFUND_IN' AND t.counterpart_behavior = 'reject'))
             UNION
             SELECT t.counterpart_account_id FROM transactions t WHERE t.id = ANY (v_ids) AND t.counterpart_account_id IS NOT NULL) a
@@ -109,8 +123,8 @@ BEGIN
     FROM (SELECT t.id, t.created_at, t.counterpart_account_id IS NOT NULL AS internal,
                  CASE WHEN t.counterpart_account_id IS NULL THEN v_network
                       ELSE (SELECT la.id FROM ledger_accounts la WHERE la.account_id = t.counterpart_account_id AND la.code = 'available') END AS credit_id
-            FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
-           WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND t.expires_at > p_now AND k.behavior IS DISTINCT FROM 'reject') x;
+            FROM transactions t
+           WHERE t.id = ANY (v_ids) AND t.type = 'WITHDRAW' AND t.expires_at > p_now AND NOT t.id = ANY (v_rejected)) x;
   IF array_position(v_credit, NULL) IS NOT NULL THEN
     RAISE EXCEPTION 'transfer % goes to an account with no available ledger account', v_settle[array_position(v_credit, NULL)];
   END IF;
@@ -151,13 +165,14 @@ BEGIN
 
   -- Failures and refunds, one at a time.
   FOR r IN
-    SELECT t.*, k.behavior FROM transactions t LEFT JOIN dict_keys k ON k.key = t.pix_key
+    SELECT t.*, array_position(v_rejected, t.id) AS rejected_at FROM transactions t
      WHERE t.id = ANY (v_ids) AND NOT t.id = ANY (v_settle) ORDER BY t.created_at, t.id
   LOOP
-    IF r.expires_at <= p_now OR (r.type = 'WITHDRAW' AND r.behavior = 'reject')
+    IF r.expires_at <= p_now OR r.rejected_at IS NOT NULL
        OR (r.type = 'REFUND_IN' AND r.counterpart_behavior = 'reject') THEN
       v_reason := CASE WHEN r.expires_at <= p_now THEN p_reason_expired
                        WHEN r.type = 'REFUND_IN' THEN p_reason_refund_rejected
+                       WHEN v_codes[r.rejected_at] <> '' THEN p_reason_rejected || ' (' || v_codes[r.rejected_at] || ')'
                        ELSE p_reason_rejected END;
       SELECT id INTO v_to FROM ledger_accounts WHERE account_id = r.account_id AND code = 'available';
       IF ledger_post(CASE WHEN r.type = 'REFUND_IN' THEN 'refund_in_void' ELSE 'transfer_void' END, r.end_to_end_id, NULL, r.hold_ledger_account_id, v_to, r.amount_centavos, p_now) IS NULL THEN

@@ -27,6 +27,8 @@ export interface DirectoryLookupsDeps {
   readonly clock: Clock;
   readonly buckets: TokenBuckets;
   readonly limits: DirectoryLimits;
+  /** True while the sandbox's fault makes the directory unavailable (modules/controls). */
+  readonly unavailable?: () => boolean;
 }
 
 type Holder = 'CPF' | 'CNPJ';
@@ -50,6 +52,11 @@ export class DirectoryLookups {
   /** Takes one look-up from the account's bucket, or throws 429 DIRECTORY_RATE_LIMITED with Retry-After. */
   async charge(accountId: bigint): Promise<LookupCharge> {
     const { buckets, limits, clock } = this.#deps;
+    if (this.#deps.unavailable?.()) {
+      throw new AppError(503, 'DIRECTORY_UNAVAILABLE', 'The directory (DICT) is unavailable: retry later (a sandbox fault; DELETE /sandbox/faults clears it)', {
+        headers: { 'retry-after': '1' },
+      });
+    }
     const size = await this.#size(accountId);
     const key = accountId.toString();
     const taken = await buckets.take(key, size, limits.lookupCost, clock.now().getTime());

@@ -41,6 +41,23 @@ export interface DestinationPolicy {
   readonly allowedPorts: readonly number[];
   /** Sandbox mode: loopback and private destinations (when allowed) may use any port. */
   readonly anyPortWhenPrivate: boolean;
+  /**
+   * Sandbox mode: `{PUBLIC_URL}/sandbox/inbox/`, the service's own webhook inbox, which a webhook
+   * may name even over plain HTTP (the one exception to the rules above).
+   */
+  readonly ownInbox?: string | undefined;
+}
+
+export const INBOX_PATH = '/sandbox/inbox';
+const INBOX_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The address of the service's own inbox `name`, under PUBLIC_URL. */
+export const inboxUrl = (publicUrl: string, name: string) => `${publicUrl}${INBOX_PATH}/${name}`;
+
+/** True for a URL of the service's own webhook inbox, when the policy has one. */
+export function isOwnInbox(policy: Pick<DestinationPolicy, 'ownInbox'>, raw: string): boolean {
+  const prefix = policy.ownInbox;
+  return prefix !== undefined && raw.startsWith(prefix) && INBOX_NAME.test(raw.slice(prefix.length));
 }
 
 /** Production's rules: public addresses on port 443 only. */
@@ -97,6 +114,7 @@ function privateOnly(policy: DestinationPolicy, port: number): boolean {
 export function parseDestination(raw: string, policy: DestinationPolicy): URL {
   const invalid = (why: string) => new DestinationError('invalid destination', why);
   if (raw.length > MAX_URL_LENGTH) throw invalid(`url must be at most ${MAX_URL_LENGTH} characters`);
+  if (isOwnInbox(policy, raw)) return new URL(raw);
   let url: URL;
   try {
     url = new URL(raw);
@@ -153,8 +171,8 @@ export async function checkResolvedDestination(url: URL, policy: DestinationPoli
   const host = bareHost(url);
   const port = destinationPort(url);
   // An IP literal was judged whole by parseDestination; a name needs no look-up when any
-  // address would do.
-  if (isIP(host) !== 0 || (policy.allowPrivate && !privateOnly(policy, port))) return;
+  // address would do; the service's own inbox is where it says it is.
+  if (isIP(host) !== 0 || (policy.allowPrivate && !privateOnly(policy, port)) || isOwnInbox(policy, url.href)) return;
   await new Promise<void>((resolve, reject) => {
     guardedLookup(policy, port)(host, { all: true }, (error) => (error ? reject(error) : resolve()));
   });
@@ -166,10 +184,16 @@ export function destinationOrigin(url: string): string {
 }
 
 /** The policy the configuration sets (config.ts). */
-export function destinationPolicy(config: { mode: 'sandbox' | 'production'; webhookAllowPrivate: boolean; webhookAllowedPorts: readonly number[] }): DestinationPolicy {
+export function destinationPolicy(config: {
+  mode: 'sandbox' | 'production';
+  webhookAllowPrivate: boolean;
+  webhookAllowedPorts: readonly number[];
+  publicUrl: string;
+}): DestinationPolicy {
   return Object.freeze({
     allowPrivate: config.webhookAllowPrivate,
     allowedPorts: config.webhookAllowedPorts.filter((p) => p !== DEFAULT_PORT),
     anyPortWhenPrivate: config.mode === 'sandbox',
+    ownInbox: config.mode === 'sandbox' ? inboxUrl(config.publicUrl, '') : undefined,
   });
 }

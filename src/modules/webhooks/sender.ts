@@ -139,7 +139,19 @@ export interface SenderOptions {
    * absent: they go without one.
    */
   clientCertificate?: () => Promise<ClientCertificate | null>;
+  /** The sandbox's webhook faults (modules/controls): the fault a delivery to `url` meets, if any. */
+  faults?: (url: string) => Promise<SenderFault | null>;
 }
+
+/** A fault a delivery meets instead of its receiver's answer (sandbox only). */
+export interface SenderFault {
+  readonly id: bigint;
+  readonly effect: string;
+  readonly status: number | null;
+  readonly delayMs: number | null;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * POSTs webhooks: TLS with the system CAs plus WEBHOOK_CA_FILE, sockets that only reach the
@@ -152,6 +164,7 @@ export class WebhookSender {
   readonly #timeoutMs: number;
   readonly #caFile: string | undefined;
   readonly #clientCertificate: (() => Promise<ClientCertificate | null>) | undefined;
+  readonly #faults: SenderOptions['faults'];
   #mutualAgent: Promise<Agent> | undefined;
 
   constructor(options: SenderOptions) {
@@ -159,6 +172,7 @@ export class WebhookSender {
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.#caFile = options.caFile;
     this.#clientCertificate = options.clientCertificate;
+    this.#faults = options.faults;
     this.#agent = this.#makeAgent(trustFor(options.caFile));
   }
 
@@ -200,6 +214,11 @@ export class WebhookSender {
   }
 
   async send(message: Message, now: () => Date): Promise<Attempt> {
+    const fault = this.#faults ? await this.#faults(message.url) : null;
+    if (fault) {
+      const faulted = await this.#faulted(fault, now);
+      if (faulted) return faulted;
+    }
     const sentAt = now();
     const started = performance.now();
     const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({
@@ -244,6 +263,24 @@ export class WebhookSender {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * What a fault makes of an attempt: a status, or a timeout, taking the time a receiver would;
+   * a delay shorter than the limit only holds the attempt, which then goes (null).
+   */
+  async #faulted(fault: SenderFault, now: () => Date): Promise<Attempt | null> {
+    const sentAt = now();
+    const started = performance.now();
+    const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({ ...result, durationMs: Math.round(performance.now() - started), sentAt });
+    if (fault.effect === 'status') {
+      const success = fault.status! >= 200 && fault.status! < 300;
+      return done({ success, statusCode: fault.status, error: success ? null : `HTTP ${fault.status} (sandbox fault ${fault.id})` });
+    }
+    const wait = fault.effect === 'delay' ? Math.min(fault.delayMs!, this.#timeoutMs) : this.#timeoutMs;
+    await sleep(wait);
+    if (fault.effect === 'delay' && fault.delayMs! < this.#timeoutMs) return null;
+    return done({ success: false, statusCode: null, failure: 'timeout', error: `timeout: no answer within ${this.#timeoutMs} ms (sandbox fault ${fault.id})` });
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,8 @@ import type { WebhookSender } from './sender.ts';
 export interface WebhooksDeps {
   readonly db: Db;
   readonly clock: Clock;
+  /** Real time, for the resend limit (`clock` when absent). */
+  readonly realClock?: Clock;
   readonly sender: WebhookSender;
   /** Which destinations webhooks may go to (WEBHOOK_ALLOW_PRIVATE, WEBHOOK_ALLOWED_PORTS, PIX_MODE). */
   readonly policy: DestinationPolicy;
@@ -230,7 +232,7 @@ export async function logs(deps: WebhooksDeps, accountId: bigint, query: LogQuer
  * own webhook-id, to the body's `url` (not stored) or to every active URL of its event type.
  */
 export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: string, body: { url?: string | undefined }) {
-  const decision = await deps.resendLimiter.hit(accountId.toString(), deps.clock.now().getTime());
+  const decision = await deps.resendLimiter.hit(accountId.toString(), (deps.realClock ?? deps.clock).now().getTime());
   if (!decision.allowed) {
     throw new AppError(429, 'RATE_LIMITED', `At most ${RESEND_LIMIT_PER_MINUTE} resends per minute`, {
       headers: { 'retry-after': String(decision.retryAfterSeconds) },

@@ -1,0 +1,52 @@
+import type { OperationExamples } from '../../http/openapi-examples.ts';
+
+const clock = { now: '2026-11-25T15:30:12.345Z', offsetSeconds: 86_400 };
+const fault = {
+  id: 3,
+  kind: 'webhook',
+  effect: 'status',
+  urlPrefix: 'https://erp.padaria.example.com/webhooks/',
+  pixKey: null,
+  status: 503,
+  delayMs: null,
+  reason: null,
+  remaining: 2,
+  createdAt: '2026-11-24T15:30:12.345Z',
+};
+
+/** The examples of the sandbox's controls (the test clock, faults, the inbox), by operationId. */
+export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
+  sandboxGetClock: { responses: { 200: clock } },
+  sandboxAdvanceClock: { body: { seconds: 86_400 }, responses: { 200: clock }, errors: { 400: 'CLOCK_BACKWARDS' } },
+  sandboxSetFault: {
+    body: { kind: 'webhook', effect: 'status', urlPrefix: 'https://erp.padaria.example.com/webhooks/', status: 503, count: 2 },
+    responses: { 201: fault },
+    errors: { 409: 'TOO_MANY_FAULTS' },
+  },
+  sandboxListFaults: {
+    responses: {
+      200: { data: [fault, { ...fault, id: 4, kind: 'settlement', effect: 'reject', urlPrefix: null, pixKey: 'fornecedor@example.com', status: null, reason: 'AC03', remaining: null }] },
+    },
+  },
+  sandboxClearFaults: {},
+  sandboxClearFault: { params: { id: '3' }, errors: { 404: 'FAULT_NOT_FOUND' } },
+  sandboxInboxReceive: { params: { name: 'mine' }, body: { type: 'cash_in', data: { amount: 25 } }, responses: { 200: { received: true, id: 12 } } },
+  sandboxInboxList: {
+    params: { name: 'mine' },
+    responses: {
+      200: {
+        data: [
+          {
+            id: 12,
+            receivedAt: '2026-11-24T15:30:12.345Z',
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'webhook-id': 'msg_5f0c3a9b2d1e4f6a8b7c9d0e1f2a3b4c' },
+            body: '{"type":"cash_in","data":{"amount":25}}',
+            status: 200,
+          },
+        ],
+      },
+    },
+  },
+  sandboxInboxClear: { params: { name: 'mine' } },
+};

@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import type { Db, DbExecutor } from '../../db/client.ts';
+import type { FaultEffect, FaultKind } from '../../db/schema.ts';
+
+/** The one row every process polls: the test clock's offset and the faults' version. */
+export function readState(db: DbExecutor) {
+  return db.selectFrom('sandbox_state').select(['clock_offset_ms', 'faults_version']).executeTakeFirstOrThrow();
+}
+
+/** Moves the offset forward by `byMs`; returns the new offset. */
+export async function advanceClockBy(db: DbExecutor, byMs: bigint): Promise<bigint> {
+  const row = await db
+    .updateTable('sandbox_state')
+    .set({ clock_offset_ms: sql<bigint>`clock_offset_ms + ${byMs}` })
+    .returning('clock_offset_ms')
+    .executeTakeFirstOrThrow();
+  return row.clock_offset_ms;
+}
+
+/** Moves the offset forward to `offsetMs` unless it is already there or beyond; returns the offset. */
+export async function advanceClockTo(db: DbExecutor, offsetMs: bigint): Promise<bigint> {
+  const row = await db
+    .updateTable('sandbox_state')
+    .set({ clock_offset_ms: sql<bigint>`greatest(clock_offset_ms, ${offsetMs})` })
+    .returning('clock_offset_ms')
+    .executeTakeFirstOrThrow();
+  return row.clock_offset_ms;
+}
+
+export interface NewFault {
+  kind: FaultKind;
+  effect: FaultEffect;
+  urlPrefix?: string | undefined;
+  pixKey?: string | undefined;
+  status?: number | undefined;
+  delayMs?: bigint | undefined;
+  reason?: string | undefined;
+  remaining?: number | undefined;
+  createdAt: Date;
+}
+
+const bumpVersion = (db: DbExecutor) =>
+  db.updateTable('sandbox_state').set({ faults_version: sql<bigint>`faults_version + 1` }).execute();
+
+/** Sets a fault (a settlement fault replaces the key's earlier one), in one transaction with the version's bump. */
+export function insertFault(db: Db, fault: NewFault) {
+  return db.transaction().execute(async (trx) => {
+    if (fault.kind === 'settlement') await trx.deleteFrom('sandbox_faults').where('kind', '=', 'settlement').where('pix_key', '=', fault.pixKey!).execute();
+    if (fault.kind === 'directory') await trx.deleteFrom('sandbox_faults').where('kind', '=', 'directory').execute();
+    const row = await trx
+      .insertInto('sandbox_faults')
+      .values({
+        kind: fault.kind,
+        effect: fault.effect,
+        url_prefix: fault.urlPrefix ?? null,
+        pix_key: fault.pixKey ?? null,
+        status: fault.status ?? null,
+        delay_ms: fault.delayMs ?? null,
+        reason: fault.reason ?? null,
+        remaining: fault.remaining ?? null,
+        created_at: fault.createdAt,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await bumpVersion(trx);
+    return row;
+  });
+}
+
+export function listFaults(db: DbExecutor) {
+  return db.selectFrom('sandbox_faults').selectAll().orderBy('id').limit(MAX_FAULTS).execute();
+}
+
+export type FaultRow = Awaited<ReturnType<typeof listFaults>>[number];
+
+/** Faults there may be at once: each is read on the paths it touches. */
+export const MAX_FAULTS = 100;
+
+export async function countFaults(db: DbExecutor): Promise<number> {
+  const row = await db.selectFrom('sandbox_faults').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Clears one fault, or every one; returns how many went. */
+export function deleteFaults(db: Db, id?: bigint): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    let query = trx.deleteFrom('sandbox_faults');
+    if (id !== undefined) query = query.where('id', '=', id);
+    const deleted = Number((await query.executeTakeFirst()).numDeletedRows);
+    if (deleted > 0) await bumpVersion(trx);
+    return deleted;
+  });
+}
+
+/**
+ * Uses up one of a counted fault's deliveries; false when another process used the last one.
+ * The fault goes with its last use.
+ */
+export function useFault(db: Db, id: bigint): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('sandbox_faults')
+      .set({ remaining: sql<number>`remaining - 1` })
+      .where('id', '=', id)
+      .where('remaining', '>', 0)
+      .returning('remaining')
+      .executeTakeFirst();
+    if (!row) return false;
+    if (row.remaining === 0) {
+      await trx.deleteFrom('sandbox_faults').where('id', '=', id).execute();
+      await bumpVersion(trx);
+    }
+    return true;
+  });
+}
+
+/** What arrived at an inbox: the newest `keep` of each name stay. */
+export async function recordArrival(
+  db: Db,
+  arrival: { name: string; receivedAt: Date; method: string; headers: Record<string, string>; body: string; status: number },
+  keep: number,
+) {
+  const row = await db
+    .insertInto('sandbox_inbox')
+    .values({ ...arrival, received_at: arrival.receivedAt, headers: JSON.stringify(arrival.headers) })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const oldest = db.selectFrom('sandbox_inbox').select('id').where('name', '=', arrival.name).orderBy('id', 'desc').offset(keep).limit(1);
+  await db.deleteFrom('sandbox_inbox').where('name', '=', arrival.name).where('id', '<=', oldest).execute();
+  return row.id;
+}
+
+export function listArrivals(db: DbExecutor, name: string, limit: number) {
+  return db.selectFrom('sandbox_inbox').selectAll().where('name', '=', name).orderBy('id', 'desc').limit(limit).execute();
+}
+
+export async function clearInbox(db: DbExecutor, name: string): Promise<number> {
+  return Number((await db.deleteFrom('sandbox_inbox').where('name', '=', name).executeTakeFirst()).numDeletedRows);
+}

@@ -1,0 +1,146 @@
+import type { Db } from '../../db/client.ts';
+import type { FaultEffect } from '../../db/schema.ts';
+import { AppError, badRequest } from '../../http/errors.ts';
+import { OffsetClock, type Clock } from '../../lib/clock.ts';
+import { inboxUrl, isOwnInbox } from '../webhooks/destination.ts';
+import * as repo from './repo.ts';
+
+/**
+ * The sandbox's controls of the simulated world, shared by every process on the database
+ * through one polled row (docs/decisions/0034-test-clock-and-faults.md):
+ * - the test clock: business time is the real time plus an offset that only grows, which every
+ *   time rule reads (charge expiry, due dates, refund windows, settlement, retries);
+ * - faults: webhook deliveries under a URL prefix answered with a status, timing out or delayed;
+ *   the directory unavailable (settlement faults are read by the settlement itself, in SQL).
+ * Production builds none of this: its business time is the real time.
+ */
+export class SandboxControls {
+  readonly clock: OffsetClock;
+  readonly #db: Db;
+  readonly #base: Clock;
+  readonly #pollMs: number;
+  readonly #publicUrl: string;
+  #faults: repo.FaultRow[] = [];
+  #version: bigint | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #refreshing: Promise<void> | undefined;
+
+  constructor(db: Db, base: Clock, options: { publicUrl: string; pollMs?: number }) {
+    this.#db = db;
+    this.#base = base;
+    this.clock = new OffsetClock(base);
+    this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
+    this.#publicUrl = options.publicUrl;
+  }
+
+  /** The address of an inbox of this service (`{PUBLIC_URL}/sandbox/inbox/{name}`). */
+  inboxUrl(name: string): string {
+    return inboxUrl(this.#publicUrl, name);
+  }
+
+  /** Reads the shared row now (and the faults when they changed); concurrent calls share one read. */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#read().finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  async #read(): Promise<void> {
+    const state = await repo.readState(this.#db);
+    this.clock.advanceTo(Number(state.clock_offset_ms));
+    if (state.faults_version !== this.#version) {
+      this.#faults = await repo.listFaults(this.#db);
+      this.#version = state.faults_version;
+    }
+  }
+
+  /** Polls the shared row, so that what another process changes is seen here within `pollMs`. */
+  async start(onError: (error: unknown) => void): Promise<void> {
+    await this.refresh();
+    const tick = () => {
+      this.refresh()
+        .catch(onError)
+        .finally(() => {
+          if (this.#timer) this.#timer = setTimeout(tick, this.#pollMs).unref();
+        });
+    };
+    this.#timer = setTimeout(tick, this.#pollMs).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** The test clock as the API shows it. */
+  view(): { now: string; offsetSeconds: number } {
+    return { now: this.clock.now().toISOString(), offsetSeconds: Math.floor(this.clock.offsetMs / 1000) };
+  }
+
+  /** Moves business time forward by `seconds`, or to `to` (never back). */
+  async advance(input: { seconds?: number | undefined; to?: string | undefined }): Promise<{ now: string; offsetSeconds: number }> {
+    let offset: bigint;
+    if (input.seconds !== undefined) {
+      offset = await repo.advanceClockBy(this.#db, BigInt(input.seconds) * 1000n);
+    } else {
+      const target = new Date(input.to!).getTime();
+      await this.refresh();
+      const wanted = target - this.#base.now().getTime();
+      if (wanted < this.clock.offsetMs) {
+        throw badRequest('CLOCK_BACKWARDS', `to (${input.to}) is before the test clock's time (${this.clock.now().toISOString()}): the clock only moves forward`);
+      }
+      offset = await repo.advanceClockTo(this.#db, BigInt(wanted));
+    }
+    this.clock.advanceTo(Number(offset));
+    return this.view();
+  }
+
+  async setFault(fault: Omit<repo.NewFault, 'createdAt'>): Promise<repo.FaultRow> {
+    if ((await repo.countFaults(this.#db)) >= repo.MAX_FAULTS) {
+      throw new AppError(409, 'TOO_MANY_FAULTS', `At most ${repo.MAX_FAULTS} faults at once: clear some (DELETE /sandbox/faults)`);
+    }
+    const row = await repo.insertFault(this.#db, { ...fault, createdAt: this.#base.now() });
+    await this.refresh();
+    return row;
+  }
+
+  listFaults(): Promise<repo.FaultRow[]> {
+    return repo.listFaults(this.#db);
+  }
+
+  async clearFaults(id?: bigint): Promise<number> {
+    const deleted = await repo.deleteFaults(this.#db, id);
+    await this.refresh();
+    return deleted;
+  }
+
+  /**
+   * The fault a webhook delivery to `url` meets, using up one of a counted fault's deliveries.
+   * Deliveries to this service's own inbox meet theirs at the inbox, which answers as the fault
+   * says (and records it); every other destination meets it at the sender.
+   */
+  async webhookFault(url: string, at: 'sender' | 'inbox'): Promise<WebhookFault | null> {
+    if ((at === 'sender') === isOwnInbox({ ownInbox: inboxUrl(this.#publicUrl, '') }, url)) return null;
+    for (const fault of this.#faults) {
+      if (fault.kind !== 'webhook' || !url.startsWith(fault.url_prefix!)) continue;
+      if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
+      if (fault.remaining !== null) void this.refresh().catch(() => undefined);
+      return { id: fault.id, effect: fault.effect, status: fault.status, delayMs: fault.delay_ms === null ? null : Number(fault.delay_ms) };
+    }
+    return null;
+  }
+
+  /** True while a fault makes the directory unavailable. */
+  directoryUnavailable(): boolean {
+    return this.#faults.some((fault) => fault.kind === 'directory');
+  }
+}
+
+export interface WebhookFault {
+  readonly id: bigint;
+  readonly effect: FaultEffect;
+  readonly status: number | null;
+  readonly delayMs: number | null;
+}
+
+/** How often each process reads the shared row: the longest another process's change takes to be seen. */
+export const DEFAULT_POLL_MS = 200;
