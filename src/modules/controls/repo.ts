@@ -122,7 +122,7 @@ export async function recordArrival(
 ) {
   const row = await db
     .insertInto('sandbox_inbox')
-    .values({ ...arrival, received_at: arrival.receivedAt, headers: JSON.stringify(arrival.headers) })
+    .values({ name: arrival.name, received_at: arrival.receivedAt, method: arrival.method, headers: JSON.stringify(arrival.headers), body: arrival.body, status: arrival.status })
     .returning('id')
     .executeTakeFirstOrThrow();
   const oldest = db.selectFrom('sandbox_inbox').select('id').where('name', '=', arrival.name).orderBy('id', 'desc').offset(keep).limit(1);

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { assertError } from '../../../test/assertions.ts';
+import { createClient, evpKey, incomingPix, type TestClient } from '../../../test/factories.ts';
+import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
+import { freePort } from '../../../test/processes.ts';
+import { senderFaults } from '../../app.ts';
+import { destinationPolicy } from '../webhooks/destination.ts';
+import { deliverDue } from '../webhooks/delivery.ts';
+import { WebhookSender } from '../webhooks/sender.ts';
+
+interface Arrival {
+  id: number;
+  method: string;
+  headers: Record<string, string>;
+  body: string;
+  status: number;
+}
+
+describe('the webhook inbox', () => {
+  let t: TestApp;
+  let client: TestClient;
+  let publicUrl: string;
+  let sender: WebhookSender;
+
+  before(async () => {
+    // A real listener at PUBLIC_URL: webhooks reach the inbox over HTTP, as a developer's would.
+    const port = await freePort();
+    publicUrl = `http://127.0.0.1:${port}`;
+    t = await startTestApp({ env: { PUBLIC_URL: publicUrl, WEBHOOK_ALLOW_PRIVATE: 'false' } });
+    await t.app.listen({ port, host: '127.0.0.1' });
+    client = await createClient(t);
+    sender = new WebhookSender({ policy: destinationPolicy(t.config), timeoutMs: 3000, ...senderFaults(t.controls) });
+  });
+  after(async () => {
+    await sender.close();
+    await t.close();
+  });
+
+  const list = async (name: string) => {
+    const res = await t.app.inject({ method: 'GET', url: `/sandbox/inbox/${name}`, headers: adminHeaders });
+    assert.equal(res.statusCode, 200, res.body);
+    return res.json<{ data: Arrival[] }>().data;
+  };
+
+  it('records anything posted to it, with no token, and lists it newest first for the operator', async () => {
+    const text = await fetch(`${publicUrl}/sandbox/inbox/qualquer`, { method: 'POST', headers: { 'content-type': 'text/plain', 'x-mine': 'a' }, body: 'olá\u0000mundo' });
+    assert.equal(text.status, 200);
+    const json = await fetch(`${publicUrl}/sandbox/inbox/qualquer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"not":"validated"' });
+    assert.equal(json.status, 200);
+    const arrivals = await list('qualquer');
+    assert.deepEqual(
+      arrivals.map((a) => [a.method, a.body, a.status, a.headers['content-type']]),
+      [
+        ['POST', '{"not":"validated"', 200, 'application/json'],
+        ['POST', 'olá\uFFFDmundo', 200, 'text/plain'],
+      ],
+    );
+    assert.equal(arrivals[1]!.headers['x-mine'], 'a');
+    assert.deepEqual(await list('outra'), [], 'inboxes are apart');
+    assert.equal((await t.app.inject({ method: 'GET', url: '/sandbox/inbox/qualquer' })).statusCode, 401, 'reading takes the admin token');
+    assertError(await t.app.inject({ method: 'POST', url: '/sandbox/inbox/n%C3%A3o', payload: 'x', headers: { 'content-type': 'text/plain' } }), 400, /name/, 'VALIDATION_FAILED');
+    assert.equal((await t.app.inject({ method: 'DELETE', url: '/sandbox/inbox/qualquer', headers: adminHeaders })).statusCode, 204);
+    assert.deepEqual(await list('qualquer'), []);
+  });
+
+  it('a webhook may point at it over plain HTTP (the one exception), and its deliveries arrive signed', async () => {
+    const inbox = `${publicUrl}/sandbox/inbox/minha`;
+    const registered = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: inbox, eventType: 'cash_in' } });
+    assert.equal(registered.statusCode, 201, registered.body);
+    // Any other plain HTTP destination stays refused.
+    assertError(
+      await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: `${publicUrl}/sandbox/outra/minha`, eventType: 'cash_in' } }),
+      400,
+      /HTTPS/,
+    );
+    await incomingPix(t, await evpKey(t, client.accountId), '4.20');
+    await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
+    const [arrival] = await list('minha');
+    assert.ok(arrival, 'delivered');
+    assert.equal(arrival.status, 200);
+    assert.match(arrival.headers['webhook-signature']!, /^v1,/);
+    assert.deepEqual(JSON.parse(arrival.body).data.payment, { amount: '4.20', currency: 'BRL' });
+  });
+
+  it('a fault on the inbox URL is answered by the inbox itself, which records what it answered; the retry then lands', async () => {
+    const inbox = `${publicUrl}/sandbox/inbox/falha`;
+    await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: inbox, eventType: 'cash_in' } });
+    const fault = await t.app.inject({ method: 'POST', url: '/sandbox/faults', headers: adminHeaders, payload: { kind: 'webhook', effect: 'status', urlPrefix: inbox, status: 500, count: 1 } });
+    assert.equal(fault.statusCode, 201, fault.body);
+    await incomingPix(t, await evpKey(t, client.accountId), '1.10');
+    await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
+    assert.deepEqual((await list('falha')).map((a) => a.status), [500]);
+    await t.app.inject({ method: 'POST', url: '/sandbox/clock/advance', headers: adminHeaders, payload: { seconds: 3600 } });
+    await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
+    assert.deepEqual((await list('falha')).map((a) => a.status), [200, 500], 'the retry got 200');
+  });
+});
