@@ -72,7 +72,7 @@ export async function creditAccount(db: Db, accountId: number, centavos: bigint)
   await db.transaction().execute(async (trx) => {
     const holder = await holderLedgerAccountIds(trx, BigInt(accountId));
     const network = await systemLedgerAccountId(trx, 'pix_network');
-    await post(trx, 'test_credit', null, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }]);
+    await post(trx, 'test_credit', null, [{ debitAccountId: network, creditAccountId: holder.available, amountCentavos: centavos }], new Date());
   });
 }
 

@@ -112,7 +112,7 @@ function logUnavailable(request: FastifyRequest, error: unknown): void {
     return;
   }
   busyLog.count++;
-  const now = Date.now();
+  const now = performance.now();
   if (now - busyLog.lastMs < 1000) return;
   request.log.warn({ refused: busyLog.count }, 'no database connection free in time: requests answered 503 (DATABASE_POOL_SIZE, DATABASE_QUEUE_TIMEOUT_MS)');
   busyLog.count = 0;

@@ -2,6 +2,7 @@
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
+import { systemClock } from './clock.ts';
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 
@@ -40,7 +41,7 @@ function toPem(label: string, der: ArrayBuffer): string {
  */
 export async function issueCertificate(request: CertificateRequest): Promise<IssuedCertificate> {
   const keys = (await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const notBefore = request.notBefore ?? new Date(Date.now() - 60_000);
+  const notBefore = request.notBefore ?? new Date(systemClock.now().getTime() - 60_000);
   const notAfter = request.notAfter ?? new Date(notBefore.getTime() + 365 * DAY_MS);
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(Boolean(request.isCa), undefined, true),

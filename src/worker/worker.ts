@@ -121,17 +121,18 @@ export class Worker {
 
   async #run(): Promise<void> {
     const batch = this.#options.batchSize ?? SETTLEMENT_BATCH;
-    let housekeptAt = 0;
-    let startedAt = 0;
+    let housekeptAt = -HOUSEKEEPING_INTERVAL_MS;
+    let startedAt = -MIN_ROUND_INTERVAL_MS;
     while (this.#running) {
       // Wakes that come sooner are coalesced: they wait for the interval's end, not for the poll.
-      const early = startedAt + MIN_ROUND_INTERVAL_MS - Date.now();
+      // Pacing is measured on the monotonic clock; what is due is decided on `clock` (business time).
+      const early = startedAt + MIN_ROUND_INTERVAL_MS - performance.now();
       if (early > 0) await new Promise((resolve) => setTimeout(resolve, early));
       if (!this.#running) break;
       this.#pending = false;
-      startedAt = Date.now();
-      if (Date.now() - housekeptAt >= HOUSEKEEPING_INTERVAL_MS) {
-        housekeptAt = Date.now();
+      startedAt = performance.now();
+      if (startedAt - housekeptAt >= HOUSEKEEPING_INTERVAL_MS) {
+        housekeptAt = startedAt;
         await this.#housekeeping().catch((error: unknown) => this.#options.log.error({ err: error }, 'housekeeping failed'));
       }
       try {

@@ -49,3 +49,21 @@ CREATE TABLE sandbox_inbox (
   status       integer     NOT NULL
 );
 CREATE INDEX sandbox_inbox_name_idx ON sandbox_inbox (name, id DESC);
+
+-- Business time comes from the service's clock, never from the database's: a row of these
+-- tables says when it was made (or is due) in the time its rules read, so every insert names it.
+ALTER TABLE transactions ALTER COLUMN created_at DROP DEFAULT, ALTER COLUMN updated_at DROP DEFAULT;
+ALTER TABLE postings ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE idempotency_keys ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE charges ALTER COLUMN created_at DROP DEFAULT, ALTER COLUMN updated_at DROP DEFAULT;
+ALTER TABLE locations ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE cobv_batches ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE cobv_batch_items ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE refunds ALTER COLUMN requested_at DROP DEFAULT, ALTER COLUMN updated_at DROP DEFAULT;
+ALTER TABLE meds ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE outbox ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE webhooks ALTER COLUMN created_at DROP DEFAULT, ALTER COLUMN updated_at DROP DEFAULT;
+ALTER TABLE webhook_destinations ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE webhook_deliveries ALTER COLUMN created_at DROP DEFAULT, ALTER COLUMN next_attempt_at DROP DEFAULT;
+ALTER TABLE webhook_logs ALTER COLUMN created_at DROP DEFAULT;
+ALTER TABLE pix_key_webhooks ALTER COLUMN created_at DROP DEFAULT;

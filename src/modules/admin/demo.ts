@@ -180,7 +180,7 @@ async function reissue(
 export const DEMO_OPENING_CENTAVOS = 1_000_00n;
 
 async function openingCredit(db: Db, accountId: bigint, pixKey: string): Promise<void> {
-  const now = new Date();
+  const now = systemClock.now();
   await db.transaction().execute(async (trx) => {
     const row = await receiveFromNetwork(trx, {
       type: 'PAYMENT',

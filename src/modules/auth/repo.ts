@@ -80,10 +80,10 @@ export async function countActiveSigningKeys(db: DbExecutor): Promise<number> {
 }
 
 /** Retires a key and forgets its private part: it never signs again. */
-export async function retireSigningKey(db: DbExecutor, kid: string) {
+export async function retireSigningKey(db: DbExecutor, kid: string, at: Date) {
   return db
     .updateTable('signing_keys')
-    .set({ retired_at: sql`now()`, private_jwk: null, private_key_sealed: null })
+    .set({ retired_at: at, private_jwk: null, private_key_sealed: null })
     .where('kid', '=', kid)
     .where('retired_at', 'is', null)
     .returning(['kid', 'algorithm', 'created_at', 'retired_at'])

@@ -37,22 +37,22 @@ export async function issueToken(
 ) {
   if (presented.kind === 'absent' || presented.kind === 'malformed') throw badRequest('CERTIFICATE_REQUIRED', presented.reason);
   if (presented.kind === 'untrusted') throw unauthorized('CERTIFICATE_UNTRUSTED', presented.reason);
-  const now = () => deps.clock.now().getTime();
-  await deps.secrets.admitSource(source, now());
+  const nowMs = () => deps.clock.now().getTime();
+  await deps.secrets.admitSource(source, nowMs());
 
   const cert = presented.certificate;
   const holder = await findCertificateHolder(deps.db, cert.fingerprint);
   if (!holder) {
-    await deps.secrets.failed({ source }, now());
+    await deps.secrets.failed({ source }, nowMs());
     throw forbidden('CERTIFICATE_NOT_LINKED', 'Certificate is not linked to the account');
   }
   if (holder.client_id !== clientId) {
-    await deps.secrets.failed({ source, certificate: cert.fingerprint }, now());
+    await deps.secrets.failed({ source, certificate: cert.fingerprint }, nowMs());
     throw unauthorized('CERTIFICATE_OTHER_ACCOUNT', 'Certificate is bound to another account than these client credentials');
   }
   if (!isCurrentlyValid(cert, deps.clock.now())) throw unauthorized('CERTIFICATE_EXPIRED', 'Certificate has expired or is not yet valid');
 
-  const attempt = await deps.secrets.reserve({ source, certificate: cert.fingerprint, client: holder.client_id }, now());
+  const attempt = await deps.secrets.reserve({ source, certificate: cert.fingerprint, client: holder.client_id }, nowMs());
   let secretOk: boolean;
   try {
     secretOk = await deps.secrets.verify(clientSecret, holder.client_secret_hash);

@@ -3,6 +3,7 @@ import { ConfigError } from '../../config.ts';
 import type { Db, DbExecutor } from '../../db/client.ts';
 import { conflict, notFound } from '../../http/errors.ts';
 import { KeyDecryptionFailed, seal, unseal, type KeyEncryptionKey } from './key-encryption.ts';
+import { systemClock } from '../../lib/clock.ts';
 import * as repo from './repo.ts';
 
 /**
@@ -107,7 +108,8 @@ export async function retireSigningKey(db: Db, kid: string): Promise<SigningKeyV
     if ((await repo.countActiveSigningKeys(trx)) <= 1) {
       throw conflict('SIGNING_KEY_LAST_ACTIVE', 'This is the only active signing key: rotate first (POST /admin/signing-keys), then retire it');
     }
-    const retired = await repo.retireSigningKey(trx, kid);
+    // Keys live in real time, as the tokens they sign.
+    const retired = await repo.retireSigningKey(trx, kid, systemClock.now());
     if (!retired) throw new Error(`signing key ${kid} changed under the lock`);
     return view(retired, false);
   });

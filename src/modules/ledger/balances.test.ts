@@ -49,7 +49,7 @@ describe('balances', () => {
   async function postings(client: TestClient, build: (ids: { available: bigint; blocked: bigint }) => Posting[]): Promise<void> {
     await t.db.transaction().execute(async (trx) => {
       const ids = await holderLedgerAccountIds(trx, BigInt(client.accountId));
-      await post(trx, 'test_move', null, build(ids));
+      await post(trx, 'test_move', null, build(ids), t.clock.now());
     });
   }
 

@@ -18,7 +18,7 @@ export async function post(
   kind: string,
   reference: string | null,
   postings: readonly Posting[],
-  now: Date = new Date(),
+  now: Date,
 ): Promise<bigint> {
   assert(postings.length > 0, 'a ledger transaction needs postings');
   let ledgerTxId: bigint | null = null;

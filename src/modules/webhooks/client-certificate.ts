@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../../config.ts';
+import { systemClock } from '../../lib/clock.ts';
 import { issueCertificate } from '../../lib/certificate-authority.ts';
 import type { ClientCertificate } from './sender.ts';
 
@@ -25,7 +26,7 @@ async function sandboxPair(dataDir: string): Promise<ClientCertificate> {
   const dir = join(dataDir, SANDBOX_CLIENT_DIRECTORY);
   const file = join(dir, 'client.pem');
   if (!existsSync(file)) {
-    const issued = await issueCertificate({ commonName: 'pix-api sandbox webhook client', notAfter: new Date(Date.now() + 10 * 365 * DAY_MS) });
+    const issued = await issueCertificate({ commonName: 'pix-api sandbox webhook client', notAfter: new Date(systemClock.now().getTime() + 10 * 365 * DAY_MS) });
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
     writeFileSync(temporary, issued.keyPem + issued.certPem, { mode: 0o600 });

@@ -314,7 +314,7 @@ export async function deliverDue(deps: DeliveryDeps, options: DeliveryOptions & 
   // once a quarter of the slots are free, or when nothing is left in flight.
   const chunk = Math.max(1, Math.floor(deliverer.concurrency / 4));
   let claimed = 0;
-  let progressAt = Date.now();
+  let progressAt = performance.now();
   while (claimed < limit && failure === undefined) {
     const room = Math.min(deliverer.room(), limit - claimed);
     if (room === 0 || (room < chunk && room < limit - claimed && deliverer.inFlight > 0)) {
@@ -324,9 +324,9 @@ export async function deliverDue(deps: DeliveryDeps, options: DeliveryOptions & 
     const records = deliverer.records;
     const got = await deliverer.fill(room);
     claimed += got.claimed;
-    if (got.claimed > 0) progressAt = Date.now();
+    if (got.claimed > 0) progressAt = performance.now();
     if (got.claimed === room || deliverer.records !== records) continue;
-    if (got.more && Date.now() - progressAt < CONTENDED_WAIT_MS) {
+    if (got.more && performance.now() - progressAt < CONTENDED_WAIT_MS) {
       // Another worker claimed for an account meanwhile, or deliveries were just held: again shortly.
       await Promise.race([deliverer.anyFinished(), new Promise((resolve) => setTimeout(resolve, 5))]);
     } else if (deliverer.unrecorded > 0) {

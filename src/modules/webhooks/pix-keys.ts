@@ -37,7 +37,7 @@ export async function putKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, ch
   return deps.db.transaction().execute(async (trx) => {
     if (!(await lockAccount(trx, accountId))) throw notFound('ACCOUNT_NOT_FOUND', 'Account not found');
     if (!(await keys.accountHoldsKey(trx, accountId, key))) throw badRequest('PIX_KEY_NOT_OWNED', 'The key is not one of this account\'s keys');
-    const destinationId = await ensureDestination(trx, accountId, destinationOrigin(url));
+    const destinationId = await ensureDestination(trx, accountId, destinationOrigin(url), now);
     const existing = await keys.findKeyWebhook(trx, accountId, key);
     if (!existing) return keys.insertKeyWebhook(trx, { accountId, chave: key, url, destinationId, now });
     if (existing.webhook_url === url) return existing;

@@ -38,10 +38,10 @@ export async function countAll(db: DbExecutor, accountId: bigint): Promise<numbe
 }
 
 /** The account's destination for a receiving origin, made on its first registration there. */
-export async function ensureDestination(trx: Trx, accountId: bigint, origin: string): Promise<bigint> {
+export async function ensureDestination(trx: Trx, accountId: bigint, origin: string, now: Date): Promise<bigint> {
   const row = await trx
     .insertInto('webhook_destinations')
-    .values({ account_id: accountId, origin })
+    .values({ account_id: accountId, origin, created_at: now })
     .onConflict((oc) => oc.columns(['account_id', 'origin']).doUpdateSet({ origin }))
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -213,13 +213,13 @@ export class WebhookSender {
     return this.#timeoutMs;
   }
 
-  async send(message: Message, now: () => Date): Promise<Attempt> {
+  async send(message: Message, clock: () => Date): Promise<Attempt> {
     const fault = this.#faults ? await this.#faults(message.url) : null;
     if (fault) {
-      const faulted = await this.#faulted(fault, now);
+      const faulted = await this.#faulted(fault, clock);
       if (faulted) return faulted;
     }
-    const sentAt = now();
+    const sentAt = clock();
     const started = performance.now();
     const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({
       ...result,
@@ -269,8 +269,8 @@ export class WebhookSender {
    * What a fault makes of an attempt: a status, or a timeout, taking the time a receiver would;
    * a delay shorter than the limit only holds the attempt, which then goes (null).
    */
-  async #faulted(fault: SenderFault, now: () => Date): Promise<Attempt | null> {
-    const sentAt = now();
+  async #faulted(fault: SenderFault, clock: () => Date): Promise<Attempt | null> {
+    const sentAt = clock();
     const started = performance.now();
     const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({ ...result, durationMs: Math.round(performance.now() - started), sentAt });
     if (fault.effect === 'status') {

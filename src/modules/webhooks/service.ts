@@ -128,7 +128,7 @@ export async function register(deps: WebhooksDeps, accountId: bigint, input: { u
     }
     if ((await repo.countAll(trx, accountId)) >= MAX_REGISTRATIONS) throw tooManyRegistrations();
     if ((await repo.countActive(trx, accountId, input.eventType)) >= MAX_ACTIVE_PER_EVENT) throw tooMany(input.eventType);
-    const destinationId = await repo.ensureDestination(trx, accountId, destinationOrigin(url));
+    const destinationId = await repo.ensureDestination(trx, accountId, destinationOrigin(url), now);
     const created = await repo.insertWebhook(trx, { accountId, eventType: input.eventType, url, destinationId, headers, now });
     return { success: true, message: 'Webhook registered', id: Number(created.id), version: created.version };
   });
