@@ -20,6 +20,7 @@ import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import type { SandboxControls } from './modules/controls/service.ts';
 import { controlRoutes } from './modules/controls/routes.ts';
+import { consoleRoutes } from './modules/console/routes/index.ts';
 import { inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-routes.ts';
 import { adminRoutes } from './modules/admin/routes/index.ts';
 import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
@@ -430,5 +431,6 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
     });
     // The inbox takes webhooks, which carry no admin token.
     if (deps.controls) await main.register(inboxReceiveRoute({ controls: deps.controls, db, clock }));
+    await main.register(consoleRoutes({ ...deps, ...services }));
   }
 }

@@ -100,9 +100,19 @@ const tooManyAdminFailures = (retryAfterSeconds: number) =>
  * guessing would go on with the answers telling right from wrong. Successes are not counted.
  */
 export function adminAuthentication(deps: AdminAuthDeps) {
-  const expected = digest(deps.adminToken);
+  const check = adminTokenCheck(deps);
   return async function authenticateAdmin(request: FastifyRequest): Promise<void> {
-    const token = bearerToken(request);
+    await check(bearerToken(request), request);
+  };
+}
+
+/**
+ * The same check of a token given another way (the console's sign-in form): counted against the
+ * same limit per source, so that no form is a way around it.
+ */
+export function adminTokenCheck(deps: AdminAuthDeps) {
+  const expected = digest(deps.adminToken);
+  return async function checkAdminToken(token: string | null, request: FastifyRequest): Promise<void> {
     const right = token ? timingSafeEqual(digest(token), expected) : false;
     const source = requestSource(request, deps.trust);
     const nowMs = deps.clock.now().getTime();

@@ -151,6 +151,9 @@ export const ERROR_CODES = {
   FAULT_NOT_FOUND: { status: 404, description: 'No fault has this id (it was cleared, or used up)' },
   TOO_MANY_FAULTS: { status: 409, description: 'As many faults are set as there may be at once: clear some' },
   DIRECTORY_UNAVAILABLE: { status: 503, description: 'A sandbox fault makes the directory unavailable: retry after Retry-After, or clear the fault' },
+
+  // The sandbox's web console (/console)
+  CONSOLE_REQUEST_REFUSED: { status: 403, description: "A console form or request without its session's token, or sent from another site" },
 } as const satisfies Record<string, { readonly status: number; readonly description: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

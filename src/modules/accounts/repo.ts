@@ -142,3 +142,21 @@ export function findOldestAccountOfHolder(db: DbExecutor, name: string, document
     .limit(1)
     .executeTakeFirst();
 }
+
+/** A page of every account, newest first, with how many there are in all (the operator's console). */
+export async function listAccounts(db: DbExecutor, page: { offset: number; limit: number }) {
+  const [rows, counted] = await Promise.all([
+    db
+      .selectFrom('accounts')
+      .select(['id', 'name', 'document', 'document_type', 'branch', 'account_number', 'status', 'created_at'])
+      .orderBy('id', 'desc')
+      .offset(page.offset)
+      .limit(page.limit)
+      .execute(),
+    db.selectFrom('accounts').select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(counted.total) };
+}
+
+/** Changes when an account is created: the newest id (an index look-up). */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('accounts').select((eb) => eb.fn.max('id').as('marker'));

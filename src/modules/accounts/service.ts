@@ -179,3 +179,13 @@ export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) 
   deps.onClientSecretRotated?.(accountId);
   return { clientId, clientSecret };
 }
+
+/** Accounts a page of the operator's list holds at most. */
+export const MAX_ACCOUNTS_PAGE = 100;
+
+/** Every account, newest first, a page at a time: the operator's view (the console). */
+export async function listAccounts(deps: Pick<AccountsDeps, 'db'>, page: number, size: number) {
+  const limit = Math.min(Math.max(size, 1), MAX_ACCOUNTS_PAGE);
+  const { rows, total } = await repo.listAccounts(deps.db, { offset: (Math.max(page, 1) - 1) * limit, limit });
+  return { rows, total, page: Math.max(page, 1), size: limit };
+}

@@ -354,3 +354,6 @@ export function findPayments(db: DbExecutor, transactionIds: readonly bigint[]) 
     .execute();
 }
 export type PaymentRow = Awaited<ReturnType<typeof findPayments>>[number];
+
+/** Changes when a charge is created: the newest id (an index look-up). */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('charges').select((eb) => eb.fn.max('id').as('marker'));

@@ -80,3 +80,6 @@ export async function applyPosting(
                        ${posting.creditAccountId}::int8, ${posting.amountCentavos}::int8, ${now}::timestamptz) as id`.execute(trx);
   return result.rows[0]?.id ?? null;
 }
+
+/** Changes with every posting, that is with every movement of money: the newest posting's id (an index look-up). */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('postings').select((eb) => eb.fn.max('id').as('marker'));

@@ -121,3 +121,6 @@ export async function listAccountMeds(db: DbExecutor, f: MedFilter, page: { offs
   ]);
   return { rows, total: Number(counted.total) };
 }
+
+/** Changes when a MED is opened: the newest id (an index look-up); closing one posts, which the ledger's marker sees. */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('meds').select((eb) => eb.fn.max('id').as('marker'));

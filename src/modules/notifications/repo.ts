@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Trx } from '../../db/client.ts';
+import type { DbExecutor, Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 import { enqueuePixCallbacks } from '../webhooks/pix-callbacks.ts';
 
@@ -51,3 +51,20 @@ export async function enqueueMany(trx: Trx, events: readonly OutboxEvent[]): Pro
   // BCB's callbacks of the same movements (a Pix with a txid at a key with a webhook per key).
   await enqueuePixCallbacks(trx, events, events[0]!.now);
 }
+
+/** The notifications of some of an account's transactions (MED events carry the disputed Pix's id), oldest first. */
+export function notificationsOf(db: DbExecutor, accountId: bigint, transactionIds: readonly bigint[]) {
+  if (transactionIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('outbox')
+    .select(['id', 'event_type', 'transaction_id', 'message_id', 'payload', 'created_at'])
+    .where('transaction_id', 'in', [...transactionIds])
+    .where('account_id', '=', accountId)
+    .orderBy('id')
+    .execute();
+}
+
+export type NotificationRow = Awaited<ReturnType<typeof notificationsOf>>[number];
+
+/** Changes with every notification: the newest id (an index look-up). */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('outbox').select((eb) => eb.fn.max('id').as('marker'));

@@ -128,3 +128,6 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
     .limit(1)
     .executeTakeFirst();
 }
+
+/** Changes when a transaction is created: the newest id (an index look-up). */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('transactions').select((eb) => eb.fn.max('id').as('marker'));

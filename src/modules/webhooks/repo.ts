@@ -207,3 +207,22 @@ export function insertLog(
     .returning('id')
     .executeTakeFirstOrThrow();
 }
+
+/** The attempts (deliveries and resends) of some of an account's transactions, oldest first. */
+export function logsOfTransactions(db: DbExecutor, accountId: bigint, transactionIds: readonly bigint[]) {
+  if (transactionIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('webhook_logs')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('transaction_id', 'in', [...transactionIds])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+}
+
+/** Changes with every attempt and every new or changed registration (a small table: its rows are few per account). */
+export const changeMarkers = [
+  (db: DbExecutor) => db.selectFrom('webhook_logs').select((eb) => eb.fn.max('id').as('marker')),
+  (db: DbExecutor) => db.selectFrom('webhooks').select((eb) => eb.fn.max('updated_at').as('marker')),
+] as const;

@@ -1,0 +1,151 @@
+import type { Agent } from 'undici';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
+import type { CertificateTrust } from '../../http/client-certificate.ts';
+import { ListQueries } from '../../http/list-queries.ts';
+import type { RateLimiter } from '../../http/rate-limit.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { Lru } from '../../lib/lru.ts';
+import { listAccounts, requireAccount } from '../accounts/service.ts';
+import { chargeQrCode, effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
+import type { ChargeWithPayment } from '../charges/repo.ts';
+import { listAccountKeys } from '../directory/repo.ts';
+import type { DirectoryLookups } from '../directory/lookups.ts';
+import { holderBalances, holdersBalances } from '../ledger/repo.ts';
+import { listAccountMeds, type MedDeps } from '../meds/service.ts';
+import type { PayerDeps } from '../payer/service.ts';
+import type { RefundsDeps } from '../refunds/service.ts';
+import type { SandboxDeps } from '../sandbox/service.ts';
+import { TransferBatcher } from '../transfers/batcher.ts';
+import type { TransfersDeps } from '../transfers/service.ts';
+import type { DestinationPolicy } from '../webhooks/destination.ts';
+import { deliveryDetails } from '../webhooks/log-details.ts';
+import type { WebhookSender } from '../webhooks/sender.ts';
+import { list as listWebhooks, type WebhooksDeps } from '../webhooks/service.ts';
+import { transactionsWithTimelines } from './timeline.ts';
+
+/** What the console is built from: the app's dependencies and the services its routes share. */
+export interface ConsoleDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly listDb?: Db | undefined;
+  readonly clock: Clock;
+  /** Real time, for the limits on wrong admin tokens and on resends (`clock` when absent). */
+  readonly realClock?: Clock | undefined;
+  readonly wakeWorker?: (() => void) | undefined;
+  readonly lookups: DirectoryLookups;
+  readonly resendSender: WebhookSender;
+  readonly policy: DestinationPolicy;
+  readonly resendLimiter: RateLimiter;
+  /** Wrong admin tokens per source: the sign-in form counts against the same limit as the bearer token. */
+  readonly adminFailures: RateLimiter;
+  readonly trust: CertificateTrust;
+}
+
+/** Each module's dependencies, as the console calls its services: the same ones its routes call. */
+export interface ConsoleContext {
+  readonly config: Config;
+  readonly db: Db;
+  readonly clock: Clock;
+  readonly realClock: Clock;
+  readonly lists: ListQueries;
+  readonly sandbox: SandboxDeps;
+  readonly payer: PayerDeps;
+  readonly charges: ChargeListDeps;
+  readonly transfers: TransfersDeps;
+  readonly refunds: RefundsDeps;
+  readonly meds: MedDeps;
+  readonly webhooks: WebhooksDeps;
+  /** QR images (data: URLs) by account, txid and BR Code: a live page is drawn again often. */
+  readonly qrCodes: Lru<string, string>;
+}
+
+/** Rows a console list shows at most: the newest. */
+export const CONSOLE_ROWS = 50;
+export const CONSOLE_CHARGES = 20;
+const DAY_MS = 86_400_000;
+
+export function consoleContext(deps: ConsoleDeps, payerAgent: Agent): ConsoleContext {
+  const { config, db, clock } = deps;
+  const ispb = config.pspIspb;
+  const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
+  // Lists of its own: a console on an account never takes that account's list slots.
+  const lists = new ListQueries(deps.listDb ?? db, { perAccount: 2, queueTimeoutMs: 5_000 });
+  const sandbox: SandboxDeps = { db, clock, ispb, settlementDelayMs: config.settlementDelayMs };
+  const realClock = deps.realClock ?? clock;
+  return {
+    config,
+    db,
+    clock,
+    realClock,
+    lists,
+    sandbox,
+    payer: { ...sandbox, publicUrl: config.publicUrl, agent: payerAgent },
+    charges: { db, clock, ispb, publicUrl: config.publicUrl, lists },
+    transfers: { db, clock, ispb, batcher: new TransferBatcher(db), lookups: deps.lookups, ...wake },
+    refunds: { db, clock, ispb, ...wake },
+    meds: { db, clock, ispb, ...wake },
+    webhooks: { db, clock, realClock, sender: deps.resendSender, policy: deps.policy, resendLimiter: deps.resendLimiter, lists },
+    qrCodes: new Lru(256),
+  };
+}
+
+/** A page of every account with its balances. */
+export async function accountsWithBalances(ctx: ConsoleContext, page: number) {
+  const found = await listAccounts(ctx, page, CONSOLE_ROWS);
+  const balances = await holdersBalances(ctx.db, found.rows.map((r) => r.id));
+  const zero = { available: 0n, blocked: 0n };
+  return { ...found, rows: found.rows.map((r) => ({ ...r, balances: balances.get(r.id) ?? zero })) };
+}
+
+export type AccountRow = Awaited<ReturnType<typeof accountsWithBalances>>['rows'][number];
+
+/** One account, its balances and its keys (404 ACCOUNT_NOT_FOUND when there is none). */
+export async function accountSummary(ctx: ConsoleContext, accountId: bigint) {
+  const account = await requireAccount({ db: ctx.db, ispb: ctx.config.pspIspb, clock: ctx.clock }, accountId);
+  const [balances, keys] = await Promise.all([holderBalances(ctx.db, accountId), listAccountKeys(ctx.db, accountId)]);
+  return { account, balances: balances ?? { available: 0n, blocked: 0n }, keys };
+}
+
+export type AccountSummary = Awaited<ReturnType<typeof accountSummary>>;
+
+export function transactionsOf(ctx: ConsoleContext, accountId: bigint) {
+  return transactionsWithTimelines(ctx, accountId, CONSOLE_ROWS);
+}
+
+async function qrImage(ctx: ConsoleContext, accountId: bigint, row: ChargeWithPayment): Promise<string> {
+  const key = `${accountId}:${row.txid}:${row.br_code}`;
+  let image = ctx.qrCodes.get(key);
+  if (image === undefined) {
+    const { body } = await chargeQrCode(ctx.charges, accountId, row.txid, 'png');
+    image = `data:image/png;base64,${Buffer.from(body).toString('base64')}`;
+    ctx.qrCodes.set(key, image);
+  }
+  return image;
+}
+
+/** The account's newest charges of the last 31 days, with their status now and their QR image. */
+export async function chargesOf(ctx: ConsoleContext, accountId: bigint) {
+  const now = ctx.clock.now();
+  const query = { inicio: new Date(now.getTime() - 31 * DAY_MS + 1000).toISOString(), fim: now.toISOString(), 'paginacao.itensPorPagina': CONSOLE_CHARGES };
+  const { rows } = await listChargesOf(ctx.charges, accountId, query);
+  const charges = [];
+  for (const row of rows as ChargeWithPayment[]) {
+    charges.push({ row, status: effectiveStatus(row, now), qr: await qrImage(ctx, accountId, row) });
+  }
+  return charges;
+}
+
+export type ChargeItem = Awaited<ReturnType<typeof chargesOf>>[number];
+
+export async function medsOf(ctx: ConsoleContext, accountId: bigint) {
+  return (await listAccountMeds(ctx, accountId, { size: CONSOLE_ROWS })).data;
+}
+
+export type MedItem = Awaited<ReturnType<typeof medsOf>>[number];
+
+export async function webhooksOf(ctx: ConsoleContext, accountId: bigint) {
+  const registrations = (await listWebhooks(ctx.webhooks, accountId)).webhooks;
+  const deliveries = await deliveryDetails(ctx, accountId, CONSOLE_ROWS);
+  return { registrations, deliveries };
+}

@@ -1,0 +1,103 @@
+import { parseDecimal } from '../../../lib/money.ts';
+import type { AccountSummary, ChargeItem, MedItem } from '../service.ts';
+import { closeMedForms, createChargeForm, incomingPixForm, openMedForm, payBrCodeForm, settleForm, transferForm } from './action-forms.ts';
+import { money, time } from './format.ts';
+import { panel, type ViewContext } from './forms.ts';
+import { html, type SafeHtml } from './html.ts';
+import type { NavEntry } from './layout.ts';
+
+/** The account's name, numbers, balances and keys, and the tabs of its page. */
+export function accountHeader(summary: AccountSummary, tabs: readonly NavEntry[], current: string): SafeHtml {
+  const { account, balances, keys } = summary;
+  return html`<section data-live id="balances" data-live-label="balances" aria-labelledby="balances-title" class="summary">
+<h2 id="balances-title" class="visually-hidden">Balances</h2>
+<dl class="balances">
+  <div><dt>Available</dt><dd id="balance-available">${money(balances.available)}</dd></div>
+  <div><dt>Blocked</dt><dd id="balance-blocked">${money(balances.blocked)}</dd></div>
+</dl>
+<dl class="facts">
+  <div><dt>Account</dt><dd>${account.branch} / ${account.account_number} (id ${account.id})</dd></div>
+  <div><dt>Holder</dt><dd>${account.document_type} ${account.document}</dd></div>
+  <div><dt>Status</dt><dd>${account.status}</dd></div>
+  <div><dt>Pix keys</dt><dd>${keys.length === 0 ? 'none' : html`<ul class="keys">${keys.map((k) => html`<li><code>${k.key}</code> (${k.key_type})</li>`)}</ul>`}</dd></div>
+</dl>
+</section>
+<nav aria-label="Account" class="tabs"><ul>${tabs.map((t) => html`<li><a href="${t.href}"${t.href === current ? html` aria-current="page"` : ''}>${t.label}</a></li>`)}</ul></nav>`;
+}
+
+/** The overview's forms: money arriving (as the network), a transfer (as the holder). */
+export function overviewActions(view: ViewContext, summary: AccountSummary): SafeHtml {
+  const keys = summary.keys.map((k) => k.key);
+  const id = summary.account.id;
+  return html`<div class="panels">
+${panel('As the network', 'network-title', [incomingPixForm(view, 'in', keys), settleForm(view, 'settle')], keys.length === 0 ? 'The account has no Pix key: register one with POST /admin/accounts/{id}/pix-keys to receive Pix.' : undefined)}
+${panel('As the account holder', 'holder-title', [transferForm(view, id, 'out')])}
+</div>`;
+}
+
+function chargeRow(item: ChargeItem): SafeHtml {
+  const { row, status, qr } = item;
+  const codeId = `brcode-${row.txid}`;
+  return html`<tr>
+  <th scope="row"><code>${row.txid}</code></th>
+  <td><span class="badge charge-${status.toLowerCase()}">${status}</span>${row.pix_end_to_end_id ? html`<br><span class="note">paid: <code>${row.pix_end_to_end_id}</code> ${time(row.pix_at)}</span>` : ''}</td>
+  <td class="num">${money(row.amount_centavos)}</td>
+  <td>${time(row.created_at)}<br><span class="note">expires after ${row.expiracao_seconds ?? '—'} s</span></td>
+  <td><img class="qr" src="${qr}" width="150" height="150" alt="QR code of charge ${row.txid}"></td>
+  <td class="brcode-cell"><code id="${codeId}" class="brcode">${row.br_code}</code>
+    <button type="button" class="quiet" data-copy="${codeId}">Copy<span class="visually-hidden"> the BR Code of charge ${row.txid}</span></button></td>
+</tr>`;
+}
+
+export function chargesSection(items: readonly ChargeItem[]): SafeHtml {
+  return html`<section data-live id="charges" data-live-label="charges" aria-labelledby="charges-title">
+<h2 id="charges-title">Charges <span class="count">(the newest ${items.length} of the last 31 days)</span></h2>
+${
+  items.length === 0
+    ? html`<p>No charge in the last 31 days.</p>`
+    : html`<div class="table-wrap"><table class="charges">
+<caption class="visually-hidden">Charges (cob), newest first, with their QR code and BR Code</caption>
+<thead><tr><th scope="col">txid</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Created</th><th scope="col">QR code</th><th scope="col">BR Code (copia e cola)</th></tr></thead>
+<tbody>${items.map(chargeRow)}</tbody>
+</table></div>`
+}
+</section>`;
+}
+
+export function chargeActions(view: ViewContext, accountId: bigint): SafeHtml {
+  return html`<div class="panels">
+${panel('As the account holder', 'holder-title', [createChargeForm(view, accountId, 'cob')])}
+${panel('As the network', 'network-title', [payBrCodeForm(view, 'pay')])}
+</div>`;
+}
+
+function medRow(view: ViewContext, m: MedItem): SafeHtml {
+  return html`<tr>
+  <th scope="row">${m.id}</th>
+  <td><code class="e2e">${m.endToEndId ?? ''}</code></td>
+  <td class="num">${money(parseDecimal(m.amount) ?? 0n)}</td>
+  <td>${m.reason}${m.details ? html`<br><span class="note">${m.details}</span>` : ''}</td>
+  <td><span class="badge med-${m.status.toLowerCase()}">${m.status}</span>${m.refund ? html`<br><span class="note">refund ${m.refund.id}: ${m.refund.status}</span>` : ''}</td>
+  <td>${time(new Date(m.createdAt))}</td>
+  <td>${m.closedAt ? time(new Date(m.closedAt)) : m.status === 'OPEN' ? closeMedForms(view, m.id) : ''}</td>
+</tr>`;
+}
+
+export function medsSection(view: ViewContext, meds: readonly MedItem[]): SafeHtml {
+  return html`<section data-live id="meds" data-live-label="MEDs" aria-labelledby="meds-title">
+<h2 id="meds-title">MEDs <span class="count">(${meds.length} of the last 31 days)</span></h2>
+${
+  meds.length === 0
+    ? html`<p>No MED in the last 31 days.</p>`
+    : html`<div class="table-wrap"><table>
+<caption class="visually-hidden">MED disputes against Pix the account received, newest first</caption>
+<thead><tr><th scope="col">Id</th><th scope="col">Of the Pix</th><th scope="col" class="num">Blocked</th><th scope="col">Reason</th><th scope="col">Status</th><th scope="col">Opened</th><th scope="col">Closed, or close it (as the network)</th></tr></thead>
+<tbody>${meds.map((m) => medRow(view, m))}</tbody>
+</table></div>`
+}
+</section>`;
+}
+
+export function medActions(view: ViewContext): SafeHtml {
+  return html`<div class="panels">${panel('As the network', 'network-title', [openMedForm(view, 'med')], "A received Pix's timeline (Overview) opens a MED against it too.")}</div>`;
+}

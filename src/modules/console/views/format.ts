@@ -1,0 +1,27 @@
+import { formatCentavos } from '../../../lib/money.ts';
+import { html, type SafeHtml } from './html.ts';
+
+/**
+ * Amounts and times as Brazil reads them. An amount is formatted from the exact decimal string
+ * money.ts makes of its centavos (Intl formats such a string without a float): R$ 1.234,56.
+ */
+const BRL = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
+const SAO_PAULO = new Intl.DateTimeFormat('pt-BR', { timeZone: 'America/Sao_Paulo', dateStyle: 'short', timeStyle: 'medium' });
+
+export const TIME_ZONE = 'America/Sao_Paulo';
+
+/** "R$ 1.234,56" (with a no-break space, as Intl writes it). */
+export function brl(centavos: bigint): string {
+  return BRL.format(formatCentavos(centavos) as Intl.StringNumericLiteral);
+}
+
+/** An amount as a `data` element: the text for people, the decimal string for machines. */
+export function money(centavos: bigint): SafeHtml {
+  return html`<data class="money" value="${formatCentavos(centavos)}">${brl(centavos)}</data>`;
+}
+
+/** "22/11/2026, 09:00:00" in São Paulo, in a `time` element carrying the instant. */
+export function time(at: Date | null | undefined): SafeHtml {
+  if (!at) return html`<span class="none">—</span>`;
+  return html`<time datetime="${at.toISOString()}">${SAO_PAULO.format(at)}</time>`;
+}

@@ -1,0 +1,66 @@
+import type { DeliveryDetail } from '../../webhooks/log-details.ts';
+import type { webhooksOf } from '../service.ts';
+import { resendForm } from './action-forms.ts';
+import { time } from './format.ts';
+import { panel, type ViewContext } from './forms.ts';
+import { html, type SafeHtml } from './html.ts';
+
+type Webhooks = Awaited<ReturnType<typeof webhooksOf>>;
+
+function headerList(headers: Readonly<Record<string, string>>): SafeHtml {
+  const entries = Object.entries(headers);
+  if (entries.length === 0) return html`<span class="none">none</span>`;
+  return html`<dl class="headers">${entries.map(([name, value]) => html`<div><dt>${name}</dt><dd><code>${value}</code></dd></div>`)}</dl>`;
+}
+
+function registrations(list: Webhooks['registrations']): SafeHtml {
+  if (list.length === 0) return html`<p>No webhook registered: <code>POST /api/webhooks</code> registers one.</p>`;
+  return html`<div class="table-wrap"><table>
+<caption class="visually-hidden">Webhook registrations</caption>
+<thead><tr><th scope="col">Id</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Headers</th><th scope="col">Active</th><th scope="col">Version</th><th scope="col">Updated</th></tr></thead>
+<tbody>${list.map(
+    (w) => html`<tr><th scope="row">${w.id}</th><td>${w.type}</td><td><code>${w.url}</code></td><td>${headerList(w.headers)}</td><td>${w.isActive ? 'yes' : 'no'}</td><td>${w.version}</td><td>${time(new Date(w.updatedAt))}</td></tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
+function delivery(d: DeliveryDetail): SafeHtml {
+  return html`<tr>
+  <th scope="row">${d.id}</th>
+  <td>${time(d.created_at)}</td>
+  <td>${d.event_type}${d.transaction_id === null ? '' : html`<br><span class="note">transaction ${d.transaction_id}</span>`}</td>
+  <td><code>${d.url}</code></td>
+  <td>${d.is_resend ? 'resend' : d.attempt}</td>
+  <td><span class="badge ${d.success ? 'confirmed' : 'error'}">${d.outcome}</span>${d.error && d.status_code === null ? html`<br><span class="reason">${d.error}</span>` : ''}</td>
+  <td class="num">${d.duration_ms} ms</td>
+  <td><details id="delivery-${d.id}"><summary>Request<span class="visually-hidden"> of attempt ${d.id}</span></summary>
+    <h4>Headers</h4>${headerList(d.headers)}
+    <p class="note">The signature is made again with the account's secrets of that moment.</p>
+    <h4>Body</h4><pre class="payload">${d.body ?? '(the notification is no longer kept)'}</pre>
+  </details></td>
+</tr>`;
+}
+
+function deliveries(list: readonly DeliveryDetail[]): SafeHtml {
+  if (list.length === 0) return html`<p>No delivery in the last 31 days.</p>`;
+  return html`<div class="table-wrap"><table>
+<caption class="visually-hidden">Webhook deliveries and resends, newest first</caption>
+<thead><tr><th scope="col">Id</th><th scope="col">Sent</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Attempt</th><th scope="col">Answer</th><th scope="col" class="num">Took</th><th scope="col">Payload, headers, signature</th></tr></thead>
+<tbody>${list.map(delivery)}</tbody>
+</table></div>`;
+}
+
+export function webhooksSections(data: Webhooks): SafeHtml {
+  return html`<section data-live id="webhook-registrations" data-live-label="webhook registrations" aria-labelledby="registrations-title">
+<h2 id="registrations-title">Registrations</h2>
+${registrations(data.registrations)}
+</section>
+<section data-live id="webhook-deliveries" data-live-label="webhook deliveries" aria-labelledby="deliveries-title">
+<h2 id="deliveries-title">Deliveries <span class="count">(the newest ${data.deliveries.length} of the last 31 days)</span></h2>
+${deliveries(data.deliveries)}
+</section>`;
+}
+
+export function webhookActions(view: ViewContext, accountId: bigint): SafeHtml {
+  return html`<div class="panels">${panel('As the account holder', 'holder-title', [resendForm(view, accountId, 'resend')])}</div>`;
+}

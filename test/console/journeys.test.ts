@@ -1,0 +1,168 @@
+/**
+ * The console in a real browser: signing in, the balance in R$, a Pix arriving (from the
+ * console's form and from outside the page) seen live, a charge paid through its BR Code, a MED
+ * opened and accepted. Each journey ends with a screenshot under test-results/console/.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { DEMO_CPF, DEMO_NAME } from '../../src/modules/admin/demo.ts';
+import { createClient, operator, randomCpf, type TestClient } from '../factories.ts';
+import { adminHeaders, type TestApp } from '../harness.ts';
+import { hasText, launchBrowser, plain, startListening, WatchedPage } from './browser.ts';
+
+describe('the console, in a browser', () => {
+  let t: TestApp;
+  let origin: string;
+  let browser: Browser;
+  let demo: TestClient;
+  let accountPath: string;
+
+  before(async () => {
+    ({ t, origin } = await startListening());
+    browser = await launchBrowser();
+    // Like the demo account: a CPF key and R$ 1000.00 received as a Pix from the sandbox.
+    demo = await createClient(t, { name: DEMO_NAME, document: DEMO_CPF });
+    await operator(t).registerPixKey(demo.accountId, { type: 'cpf', key: DEMO_CPF });
+    await operator(t).incomingPix({ pixKey: DEMO_CPF, amount: '1000.00', payer: { name: 'Sandbox', document: '11222333000181' } });
+    accountPath = `/console/accounts/${demo.accountId}`;
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const balance = (w: WatchedPage) => w.page.locator('#balance-available');
+  const balanceIs = (w: WatchedPage, text: string) => hasText(w.page, '#balance-available', text);
+
+  it('1. signs in with the admin token, and refuses a wrong one', async () => {
+    const w = await WatchedPage.open(browser, origin);
+    await w.page.goto(`${origin}/console`);
+    assert.equal(new URL(w.page.url()).pathname, '/console/sign-in');
+    w.expect(401, '/console/sign-in');
+    await w.page.getByLabel('Admin token').fill('not-the-admin-token-at-all');
+    await w.page.getByRole('button', { name: 'Sign in' }).click();
+    await w.page.getByRole('alert').waitFor();
+    assert.equal(plain(await w.page.getByRole('alert').textContent()), 'That is not the admin token of this service.');
+    const cookies = await w.context.cookies();
+    assert.deepEqual(cookies, [], 'no cookie for a wrong token');
+    await w.signIn();
+    await w.page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+    const [cookie] = await w.context.cookies();
+    assert.ok(cookie && cookie.httpOnly && cookie.sameSite === 'Strict' && cookie.path === '/console');
+    assert.ok(!cookie.value.includes(adminHeaders.authorization.slice(7)), 'the cookie does not hold the token');
+    await w.screenshot('sign-in');
+    await w.close();
+  });
+
+  it("2. shows the demo-like account's balance in R$", async () => {
+    const w = await WatchedPage.open(browser, origin);
+    await w.signIn();
+    const row = w.page.getByRole('row').filter({ has: w.page.getByRole('rowheader', { name: DEMO_NAME }) });
+    assert.match(plain(await row.innerText()), /R\$ 1\.000,00 R\$ 0,00/);
+    await row.getByRole('link', { name: DEMO_NAME }).click();
+    await w.page.waitForURL(`${origin}${accountPath}`);
+    assert.equal(plain(await balance(w).textContent()), 'R$ 1.000,00');
+    assert.equal(plain(await w.page.locator('#balance-blocked').textContent()), 'R$ 0,00');
+    await w.screenshot('balance');
+    await w.close();
+  });
+
+  it('3. a Pix from the network, from the form and from outside the page, updates the balance and the list live', async () => {
+    const w = await WatchedPage.open(browser, origin);
+    await w.signIn(accountPath);
+    await w.live();
+    await w.page.evaluate('window.notReloaded = true');
+    const before = plain(await balance(w).textContent());
+    assert.equal(before, 'R$ 1.000,00');
+
+    const form = w.page.getByRole('group', { name: 'Incoming Pix' });
+    await form.getByLabel('Amount (R$)').fill('150,25');
+    await form.getByLabel('Description (optional)').fill('from the form');
+    await form.getByRole('button', { name: 'Receive the Pix' }).click();
+    await w.page.locator('#status.ok').waitFor();
+    assert.match(plain(await w.page.locator('#status').textContent()), /^A Pix of R\$ 150,25 arrived at \d{11} \(endToEndId E\w+\)$/);
+    await balanceIs(w, 'R$ 1.150,25');
+
+    // From outside the page: the operator API, as another program would call it.
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/sandbox/pix/incoming',
+      headers: adminHeaders,
+      payload: { pixKey: DEMO_CPF, amount: '49.75', payer: { name: 'Maria Fora', document: randomCpf() } },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const { endToEndId } = res.json() as { endToEndId: string };
+    await balanceIs(w, 'R$ 1.200,00');
+    const row = w.page.getByRole('row').filter({ hasText: endToEndId });
+    await row.waitFor();
+    assert.match(plain(await row.innerText()), /Pix in Confirmado \+ R\$ 49,75 Maria Fora/);
+    assert.match(plain(await w.page.locator('#live-state').textContent()), /balances, transactions updated/);
+    assert.equal(await w.page.evaluate('window.notReloaded'), true, 'the page was not reloaded');
+    await w.screenshot('incoming-pix');
+    await w.close();
+  });
+
+  it('4. creates a charge, pays its BR Code through the payer, and sees it CONCLUIDA', async () => {
+    const w = await WatchedPage.open(browser, origin);
+    await w.signIn(`${accountPath}/charges`);
+    await w.live();
+    const create = w.page.getByRole('group', { name: 'Create a charge' });
+    await create.getByLabel('Amount (R$)').fill('25,00');
+    await create.getByLabel('Message to the payer (optional)').fill('Padaria <Pão> & "Café"');
+    await create.getByRole('button', { name: 'Create the charge' }).click();
+    await w.page.locator('#status.ok').waitFor();
+    const txid = /^Charge (\w+) of R\$ 25,00 created$/.exec(plain(await w.page.locator('#status').textContent()))?.[1];
+    assert.ok(txid, 'the status names the charge');
+    const row = w.page.getByRole('row').filter({ has: w.page.getByRole('rowheader', { name: txid }) });
+    await row.waitFor();
+    assert.match(plain(await row.innerText()), /ATIVA R\$ 25,00/);
+    assert.match((await row.getByRole('img', { name: `QR code of charge ${txid}` }).getAttribute('src')) ?? '', /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/);
+    const brCode = plain(await row.locator('code.brcode').textContent());
+    assert.match(brCode, /^000201.*6304[0-9A-F]{4}$/);
+
+    const pay = w.page.getByRole('group', { name: 'Pay a BR Code' });
+    await pay.getByLabel('BR Code (Pix copia e cola)').fill(brCode);
+    await pay.getByRole('button', { name: 'Pay' }).click();
+    await w.page.locator('#status.ok').filter({ hasText: 'The BR Code was paid' }).waitFor();
+    await row.getByText('CONCLUIDA').waitFor();
+    assert.match(plain(await row.innerText()), /CONCLUIDA paid: E\w+/);
+    await balanceIs(w, 'R$ 1.225,00');
+    await w.screenshot('charge-paid');
+    await w.close();
+  });
+
+  it('5. opens a MED against a received Pix and accepts it', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/sandbox/pix/incoming',
+      headers: adminHeaders,
+      payload: { pixKey: DEMO_CPF, amount: '80.00', payer: { name: 'Golpista', document: randomCpf() } },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const { endToEndId, transactionId } = res.json() as { endToEndId: string; transactionId: number };
+    const w = await WatchedPage.open(browser, origin);
+    await w.signIn(accountPath);
+    await w.live();
+    await w.page.getByText(`Timeline and actions of transaction ${transactionId}`).click();
+    const details = w.page.locator(`#tx-${transactionId}`);
+    await details.getByRole('button', { name: 'Open a MED' }).click();
+    await w.page.locator('#status.ok').waitFor();
+    const medId = /^MED (\d+) opened against (\w+)$/.exec(plain(await w.page.locator('#status').textContent()));
+    assert.equal(medId?.[2], endToEndId);
+    await hasText(w.page, '#balance-blocked', 'R$ 80,00');
+    await w.page.locator(`#tx-${transactionId}`).getByText(`MED ${medId![1]} opened (FRAUD)`).waitFor();
+
+    await w.page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: 'MEDs' }).click();
+    await w.page.waitForURL(`${origin}${accountPath}/meds`);
+    await w.live();
+    const row = w.page.getByRole('row').filter({ has: w.page.getByRole('rowheader', { name: medId![1] }) });
+    assert.match(plain(await row.innerText()), new RegExp(`${endToEndId} R\\$ 80,00 FRAUD OPEN`));
+    await row.getByRole('button', { name: `Accept MED ${medId![1]}` }).click();
+    await w.page.locator('#status.ok').filter({ hasText: `MED ${medId![1]} ACCEPTED` }).waitFor();
+    await row.getByText('ACCEPTED').waitFor();
+    assert.match(plain(await row.innerText()), /ACCEPTED refund MED-\d+: EM_PROCESSAMENTO/);
+    await w.screenshot('med-accepted');
+    await w.close();
+  });
+});
