@@ -40,6 +40,31 @@ export async function hasText(page: Page, selector: string, text: string): Promi
   await page.locator(selector).filter({ hasText: pattern }).waitFor();
 }
 
+/**
+ * What the page breaks of the console's accessibility rules: a form control without a label, a
+ * table header without a scope, an image without alt text, a button without a name, an id twice.
+ */
+const ACCESSIBILITY_CHECK = `(() => {
+  const problems = [];
+  for (const el of document.querySelectorAll('input:not([type=hidden]), select, textarea')) {
+    if (el.labels.length === 0 && !el.getAttribute('aria-label')) problems.push('no label: ' + el.outerHTML.slice(0, 80));
+  }
+  for (const th of document.querySelectorAll('th')) {
+    const want = th.closest('thead') ? 'col' : 'row';
+    if (th.getAttribute('scope') !== want) problems.push('th without scope=' + want + ': ' + th.textContent.trim().slice(0, 40));
+  }
+  for (const img of document.querySelectorAll('img')) if (!img.getAttribute('alt')) problems.push('img without alt');
+  for (const b of document.querySelectorAll('button')) if (!(b.getAttribute('aria-label') || b.textContent.trim())) problems.push('button without a name');
+  const ids = [...document.querySelectorAll('[id]')].map((e) => e.id);
+  for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i))) problems.push('id used twice: ' + id);
+  if (!document.querySelector('[aria-live]')) problems.push('no live region');
+  return problems;
+})()`;
+
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  return (await page.evaluate(ACCESSIBILITY_CHECK)) as string[];
+}
+
 /** Text as a person reads it: Intl writes R$ with a no-break space. */
 export const plain = (text: string | null) => (text ?? '').replace(/\u00a0/g, ' ').replace(/\s+/g, ' ').trim();
 

@@ -9,7 +9,7 @@ import type { Browser } from 'playwright-core';
 import { DEMO_CPF, DEMO_NAME } from '../../src/modules/admin/demo.ts';
 import { createClient, operator, randomCpf, type TestClient } from '../factories.ts';
 import { adminHeaders, type TestApp } from '../harness.ts';
-import { hasText, launchBrowser, plain, startListening, WatchedPage } from './browser.ts';
+import { accessibilityProblems, hasText, launchBrowser, plain, startListening, WatchedPage } from './browser.ts';
 
 describe('the console, in a browser', () => {
   let t: TestApp;
@@ -64,6 +64,15 @@ describe('the console, in a browser', () => {
     await w.page.waitForURL(`${origin}${accountPath}`);
     assert.equal(plain(await balance(w).textContent()), 'R$ 1.000,00');
     assert.equal(plain(await w.page.locator('#balance-blocked').textContent()), 'R$ 0,00');
+    // From the keyboard: the first Tab reaches the skip link, with a visible focus ring.
+    await w.page.keyboard.press('Tab');
+    assert.equal(await w.page.evaluate('document.activeElement.textContent'), 'Skip to the content');
+    assert.notEqual(await w.page.evaluate('getComputedStyle(document.activeElement).outlineStyle'), 'none');
+    for (const path of [accountPath, `${accountPath}/charges`, `${accountPath}/meds`, `${accountPath}/webhooks`, '/console/network', '/console']) {
+      if (path !== accountPath) await w.page.goto(`${origin}${path}`);
+      assert.deepEqual(await accessibilityProblems(w.page), [], path);
+    }
+    await w.page.goto(`${origin}${accountPath}`);
     await w.screenshot('balance');
     await w.close();
   });
