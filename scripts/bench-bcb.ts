@@ -2,8 +2,9 @@
 // node:crypto signing the same bytes with a key of the same kind (the physical limit); creating
 // charges through PUT /v2/cob/{txid}, beside POST /dict/pix in the same run; and the sandbox
 // payer's whole dynamic path (fetch the location, verify the JWS and its chain, pay).
-import { constants, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { constants, createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import type { Costs } from './bench-db.ts';
 import { closedLoop, percentile, type LoadResult } from './bench-load.ts';
 import type { ApiClient, ApiRequest } from './lib/api-client.ts';
 
@@ -17,16 +18,19 @@ export interface BcbResults {
   /** node:crypto alone: RSASSA-PSS SHA-256 (PS256) over the same signing input, `clients` at a time. */
   signing: { rate: number; p50: number; p99: number };
   /** GET /qr/v2/{token}: one JWS signed per request. */
-  qr: LoadResult;
+  qr: LoadResult & Costs;
   /** POST /dict/pix runs right before and right after the PUT /v2/cob run, with the same clients. */
-  dictPix: [LoadResult, LoadResult];
-  cob: LoadResult;
+  dictPix: [LoadResult & Costs, LoadResult & Costs];
+  cob: LoadResult & Costs;
   /** POST /sandbox/payer/pay of dynamic codes, each a charge of its own. */
-  payer: LoadResult;
+  payer: LoadResult & Costs;
   clients: number;
 }
 
-const txid = (worker: number, i: number, tag: string) => `bench${tag}${worker.toString(36).padStart(3, '0')}${i.toString(36).padStart(8, '0')}${Date.now().toString(36)}`.slice(0, 35);
+/** Txids unique to this run (26 to 35 letters and digits): each PUT creates a charge. */
+const RUN = randomBytes(6).toString('hex');
+let sequence = 0;
+const txid = (tag: string) => `bench${tag}${(sequence++).toString(36).padStart(10, '0')}${RUN}`;
 
 function cobRequest(account: BcbAccount, id: string): ApiRequest {
   return {
@@ -41,7 +45,7 @@ function cobRequest(account: BcbAccount, id: string): ApiRequest {
 async function createCharges(api: ApiClient, account: BcbAccount, n: number, tag: string): Promise<{ brCode: string; token: string }[]> {
   const out: { brCode: string; token: string }[] = [];
   for (let i = 0; i < n; i++) {
-    const answer = await api.send(cobRequest(account, txid(0, i, tag)));
+    const answer = await api.send(cobRequest(account, txid(tag)));
     if (answer.status !== 201) throw new Error(`PUT /v2/cob answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     const body = answer.body as { pixCopiaECola: string; loc: { location: string } };
     out.push({ brCode: body.pixCopiaECola, token: body.loc.location.split('/').pop()! });
@@ -93,8 +97,11 @@ export async function bcbRuns(
     clients: number;
     seconds: number;
     dictPix: (worker: number, i: number) => ApiRequest;
+    /** Runs a load and adds what it cost each process (scripts/bench-db.ts, measured). */
+    measure: <R extends LoadResult>(run: () => Promise<R>) => Promise<R & Costs>;
   },
 ): Promise<BcbResults> {
+  const { measure } = options;
   const { clients, seconds, pick } = options;
   const account = options.accounts[0]!;
   const charges = await createCharges(api, account, 20, 'q');
@@ -102,13 +109,13 @@ export async function bcbRuns(
   const qrGet = (worker: number, i: number): ApiRequest => ({ method: 'GET', path: `/qr/v2/${charges[(worker + i) % charges.length]!.token}`, headers: {} });
   await closedLoop(api, clients, 1, qrGet, 200);
   const signing = await signingReference(input, clients, seconds);
-  const qr = await closedLoop(api, clients, seconds, qrGet, 200);
+  const qr = await measure(() => closedLoop(api, clients, seconds, qrGet, 200));
 
-  const cobPut = (worker: number, i: number) => cobRequest(pick(worker, i), txid(worker, i, 'c'));
+  const cobPut = (worker: number, i: number) => cobRequest(pick(worker, i), txid('c'));
   await closedLoop(api, clients, 1, cobPut);
-  const before = await closedLoop(api, clients, seconds, options.dictPix);
-  const cob = await closedLoop(api, clients, seconds, cobPut);
-  const after = await closedLoop(api, clients, seconds, options.dictPix);
+  const before = await measure(() => closedLoop(api, clients, seconds, options.dictPix));
+  const cob = await measure(() => closedLoop(api, clients, seconds, cobPut));
+  const after = await measure(() => closedLoop(api, clients, seconds, options.dictPix));
 
   // Enough charges for the payer's run: each is paid once.
   const payable = await createCharges(api, account, Math.max(200, Math.round(cob.rate * seconds * 0.5)), 'p');
@@ -119,6 +126,6 @@ export async function bcbRuns(
     headers: { authorization: `Bearer ${options.admin}` },
     body: { pixCopiaECola: payable[next++ % payable.length]!.brCode, payer: { name: 'Bench Payer', document: '52998224725' } },
   });
-  const payer = await closedLoop(api, clients, Math.min(seconds, Math.max(1, payable.length / Math.max(1, cob.rate))), pay);
+  const payer = await measure(() => closedLoop(api, clients, Math.min(seconds, Math.max(1, payable.length / Math.max(1, cob.rate))), pay));
   return { signing, qr, dictPix: [before, after], cob, payer, clients };
 }

@@ -486,7 +486,15 @@ async function finish(b: Bench, results: Results, startedAt: Date, loadAtStart: 
 /** BCB's dialect: payload locations beside node:crypto, PUT /v2/cob beside POST /dict/pix, the payer (scripts/bench-bcb.ts). */
 async function bcbRun(b: Bench) {
   const pick = spreadPick(b);
-  return bcbRuns(b.http, { accounts: b.accounts, pick, admin: ADMIN, clients: CLIENTS, seconds: SECONDS, dictPix: (worker, i) => transfer(pick(worker, i)) });
+  return bcbRuns(b.http, {
+    accounts: b.accounts,
+    pick,
+    admin: ADMIN,
+    clients: CLIENTS,
+    seconds: SECONDS,
+    dictPix: (worker, i) => transfer(pick(worker, i)),
+    measure: (run) => measured(b.url, b.pid, run),
+  });
 }
 
 async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Account, startedAt: Date, loadAtStart: number): Promise<void> {

@@ -110,10 +110,13 @@ const results: Results = {
   },
   bcb: {
     signing: { rate: 1800, p50: 17.2, p99: 30.1 },
-    qr: load(1500, 19.5, 44, 200),
-    dictPix: [load(3900, 7.2, 21), load(3800, 7.4, 22)],
-    cob: load(2600, 11.2, 30),
-    payer: load(180, 160, 320),
+    qr: { ...load(1500, 19.5, 44, 200), ...costs },
+    dictPix: [
+      { ...load(3900, 7.2, 21), ...costs },
+      { ...load(3800, 7.4, 22), ...costs },
+    ],
+    cob: { ...load(2600, 11.2, 30), ...costs },
+    payer: { ...load(180, 160, 320), ...costs },
     clients: 32,
   },
   check: { sum: '0', mismatched: 0, negative: 0, unreconciled: 0 },

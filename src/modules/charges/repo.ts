@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import type { ChargeStatus, TipoCob } from '../../db/schema.ts';
 
 export type { ChargeStatus, TipoCob };
@@ -164,6 +165,14 @@ export function findCharge(db: DbExecutor, accountId: bigint, txid: string, tipo
     .where('charges.txid', '=', txid)
     .where('charges.tipo_cob', '=', tipoCob)
     .executeTakeFirst();
+}
+
+/**
+ * The charge a payload location serves (its token, of that kind), with its payment: one prepared
+ * statement, since every QR scan asks it.
+ */
+export function findChargeAtLocation(db: DbExecutor, token: string, tipoCob: TipoCob): Promise<ChargeWithPayment | undefined> {
+  return prepared('charge_at_location', withPayment(db).where('locations.token', '=', token).where('charges.tipo_cob', '=', tipoCob)).executeTakeFirst();
 }
 
 /** Locks the account's charge row until the transaction ends: a payment and a revision take turns. */

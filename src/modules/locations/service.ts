@@ -3,7 +3,7 @@ import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import QRCode from 'qrcode';
-import { findCharge, type ChargeWithPayment } from '../charges/repo.ts';
+import { findCharge, findChargeAtLocation, type ChargeWithPayment } from '../charges/repo.ts';
 import { dynamicBrCodeOf, listInterval, merchantName } from '../charges/service.ts';
 import * as repo from './repo.ts';
 import type { LinkedLocation, LocationRow, TipoCob } from './repo.ts';
@@ -113,8 +113,7 @@ export async function locationQrCode(deps: { db: DbExecutor; publicUrl: string }
  * that kind, or a location serving no charge, is not found.
  */
 export async function chargeAtLocation(db: DbExecutor, token: string, tipoCob: TipoCob): Promise<ChargeWithPayment> {
-  const row = /^[a-z0-9]{32}$/.test(token) ? await repo.findLocationByToken(db, token) : undefined;
-  const charge = row?.tipo_cob === tipoCob && row.txid !== null ? await findCharge(db, row.account_id, row.txid, tipoCob) : undefined;
+  const charge = /^[a-z0-9]{32}$/.test(token) ? await findChargeAtLocation(db, token, tipoCob) : undefined;
   if (!charge) throw notFound('PAYLOAD_NOT_FOUND', 'No charge is served at this location');
   return charge;
 }
