@@ -102,6 +102,8 @@ describe('the console: sign-in, sessions, forms and escaping', () => {
       [{ _csrf: `${csrf}x` }, {}],
       [{ _csrf: csrf }, { origin: 'https://evil.example' }],
       [{ _csrf: csrf }, { 'sec-fetch-site': 'cross-site' }],
+      [{ _csrf: csrf }, { origin: 'null' }],
+      [{ _csrf: csrf }, { origin: 'http://localhost.evil.example' }],
     ] as const) {
       const res = await settle(fields, headers);
       assert.equal(res.statusCode, 403, JSON.stringify([fields, headers]));
@@ -109,7 +111,10 @@ describe('the console: sign-in, sessions, forms and escaping', () => {
     }
     const json = await t.app.inject({ method: 'POST', url: '/console/actions/settle', headers: { cookie, 'content-type': 'application/json' }, payload: {} });
     assert.equal(json.statusCode, 403);
-    const fetched = await settle({ _csrf: csrf }, { 'x-console-request': 'fetch', origin: 'http://localhost:80' });
+    // Same host: a proxy that ends TLS sends an https Origin to a plain-HTTP service.
+    const proxied = await settle({ _csrf: csrf }, { 'x-console-request': 'fetch', origin: 'https://localhost:80' });
+    assert.equal(proxied.statusCode, 200, proxied.body);
+    const fetched = await settle({ _csrf: csrf }, { 'x-console-request': 'fetch', origin: 'http://localhost' });
     assert.equal(fetched.statusCode, 200, fetched.body);
     assert.equal(fetched.body, 'Settlement round: 0 settled, 0 failed');
     const posted = await settle({ _csrf: csrf, returnTo: '/console/network' });

@@ -41,12 +41,19 @@ function formFields(text: string): Record<string, string> {
   return fields;
 }
 
-/** A POST from a page of another site: the browser says so (Sec-Fetch-Site, Origin). */
+/**
+ * A POST from a page of another site: the browser says so (Sec-Fetch-Site, Origin). The Origin's
+ * host is compared, not its scheme: behind a proxy that ends TLS the request itself is plain HTTP.
+ */
 function crossSite(request: FastifyRequest): boolean {
   const site = request.headers['sec-fetch-site'];
   if (site === 'cross-site' || site === 'same-site') return true;
   const origin = request.headers.origin;
-  return origin !== undefined && origin !== `${request.protocol}://${request.host}`;
+  if (origin === undefined) return false;
+  if (!URL.canParse(origin)) return true;
+  const from = new URL(origin);
+  // The request's host read with the Origin's scheme, so that a default port is dropped on both sides.
+  return !URL.canParse(`${from.protocol}//${request.host}`) || new URL(`${from.protocol}//${request.host}`).host !== from.host;
 }
 
 function toSignIn(request: FastifyRequest, reply: FastifyReply) {
