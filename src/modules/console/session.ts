@@ -31,7 +31,8 @@ export class ConsoleSessions {
   readonly #revoked = new Map<string, number>();
   readonly #nowMs: () => number;
 
-  constructor(adminToken: string, nowMs: () => number = Date.now) {
+  /** `nowMs`: real time (the real clock), not the test clock. */
+  constructor(adminToken: string, nowMs: () => number) {
     this.#key = createHmac('sha256', adminToken).update('pix-api console sessions').digest();
     this.#nowMs = nowMs;
   }
