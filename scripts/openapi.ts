@@ -9,6 +9,7 @@ import { openDatabase } from '../src/db/client.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { errorCodesMarkdown } from '../src/http/error-codes.ts';
 import { systemClock } from '../src/lib/clock.ts';
+import { SandboxControls } from '../src/modules/controls/service.ts';
 
 const target = new URL('../openapi.json', import.meta.url);
 const errorsDoc = new URL('../docs/errors.md', import.meta.url);
@@ -28,7 +29,9 @@ export async function generateOpenApi(): Promise<string> {
   await migrate(database.db);
   // A throwaway key for the throwaway database: nothing is written under DATA_DIR.
   const config = loadConfig({ ADMIN_TOKEN: 'openapi-generation-token', KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
-  const app = await buildApp({ config, db: database.db, clock: systemClock, logLevel: false });
+  // The sandbox's controls register their routes too: the document is the sandbox's, the fullest.
+  const controls = new SandboxControls(database.db, systemClock, { publicUrl: config.publicUrl });
+  const app = await buildApp({ config, db: database.db, clock: controls.clock, realClock: systemClock, controls, logLevel: false });
   await app.ready();
   const text = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();

@@ -110,8 +110,7 @@ const json = (value: unknown) => (value === null ? null : JSON.stringify(value))
 
 /** Inserts a charge; a txid the account already holds raises the unique violation (another account's does not). */
 export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<ChargeRow> {
-  return db
-    .insertInto('charges')
+  return prepared('charge_insert', db.insertInto('charges'))
     .values({
       account_id: charge.accountId,
       txid: charge.txid,
@@ -133,6 +132,7 @@ export async function insertCharge(db: DbExecutor, charge: NewCharge): Promise<C
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
 }
+
 
 /** The unique violation of a txid the account already holds (charges_txid_account_key: unique per account). */
 export function isTxidTaken(error: unknown): boolean {

@@ -29,6 +29,7 @@ import { cobvDueOn, cobvValueComponents, saoPauloDay } from '../cobv/due.ts';
 import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
 import { refundsOf, type RefundRow } from '../refunds/repo.ts';
 import * as repo from './repo.ts';
+import { Lru } from '../../lib/lru.ts';
 import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional, PaymentRow } from './repo.ts';
 
 export interface ChargesDeps {
@@ -161,22 +162,50 @@ export function checkValor(valor: { original: string; modalidadeAlteracao?: numb
 }
 
 /** The key a charge names: one of the account's own, the oldest when none is given. */
+/**
+ * What never changes once written, read once per process and database: an account's name (the
+ * BR Code's merchant), the account holding a key, and an account's oldest key (keys are never
+ * removed or moved). Every charge needs them, and they cost a query each.
+ */
+interface Immutable {
+  readonly names: Lru<bigint, string>;
+  readonly holders: Lru<string, bigint>;
+  readonly oldest: Lru<bigint, string>;
+}
+const immutables = new WeakMap<DbExecutor, Immutable>();
+function immutableOf(db: DbExecutor): Immutable {
+  let found = immutables.get(db);
+  if (!found) {
+    found = { names: new Lru(10_000), holders: new Lru(10_000), oldest: new Lru(10_000) };
+    immutables.set(db, found);
+  }
+  return found;
+}
+
 export async function chargeKey(db: DbExecutor, accountId: bigint, given: string | undefined): Promise<string> {
+  const known = immutableOf(db);
   if (given === undefined) {
-    const oldest = await repo.oldestKeyOfAccount(db, accountId);
+    const oldest = known.oldest.get(accountId) ?? (await repo.oldestKeyOfAccount(db, accountId));
     if (!oldest) throw unprocessable('PIX_KEY_NOT_FOUND', 'The account has no PIX key: register one, or send chave');
+    known.oldest.set(accountId, oldest);
     return oldest;
   }
   const { key } = requirePixKey(given, 'chave');
-  const found = await findKey(db, key);
-  if (found?.account_id !== accountId) throw unprocessable('PIX_KEY_NOT_FOUND', 'chave is not a key of this account');
+  const holder = known.holders.get(key) ?? (await findKey(db, key))?.account_id;
+  if (holder !== accountId) throw unprocessable('PIX_KEY_NOT_FOUND', 'chave is not a key of this account');
+  known.holders.set(key, holder);
   return key;
 }
 
 export async function merchantName(db: DbExecutor, accountId: bigint): Promise<string> {
+  const known = immutableOf(db);
+  const cached = known.names.get(accountId);
+  if (cached !== undefined) return cached;
   const account = await findAccount(db, accountId);
   assert(account !== undefined, `account ${accountId} of an authenticated request exists`);
-  return normalizeBrCodeText(account.name, BRCODE_NAME_MAX_LENGTH) || FALLBACK_MERCHANT_NAME;
+  const name = normalizeBrCodeText(account.name, BRCODE_NAME_MAX_LENGTH) || FALLBACK_MERCHANT_NAME;
+  known.names.set(accountId, name);
+  return name;
 }
 
 interface BrCodeFields {
@@ -207,13 +236,18 @@ function brCodeOf(fields: BrCodeFields, merchant: string): string {
 }
 
 /** PUT /cob/{txid} (txid given) and POST /cob (txid generated). */
-export async function createCharge(deps: ChargesDeps, accountId: bigint, input: ChargeInput, txid?: string, rules: AmountRules = 'root'): Promise<ChargeRow> {
+export async function createCharge(
+  deps: ChargesDeps,
+  accountId: bigint,
+  input: ChargeInput,
+  txid?: string,
+  rules: AmountRules = 'root',
+): Promise<ChargeWithPayment> {
   if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
   const { amountCentavos, modalidadeAlteracao, retirada } = checkValor({ ...input.valor, original: input.valor.original }, rules);
   const devedor = input.devedor ? devedorOf(input.devedor) : null;
   if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
-  const chave = await chargeKey(deps.db, accountId, input.chave);
-  const merchant = await merchantName(deps.db, accountId);
+  const [chave, merchant] = await Promise.all([chargeKey(deps.db, accountId, input.chave), merchantName(deps.db, accountId)]);
   const solicitacaoPagador = input.solicitacaoPagador ?? null;
   const now = deps.clock.now();
   // A generated txid that one of the account's charges already has (32 random alphanumerics: in
@@ -224,7 +258,7 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
     try {
       return await deps.db.transaction().execute(async (trx) => {
         const location = await takeLocation(trx, accountId, 'cob', input.loc?.id, now);
-        return repo.insertCharge(trx, {
+        const inserted = await repo.insertCharge(trx, {
           accountId,
           txid: id,
           expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
@@ -240,6 +274,8 @@ export async function createCharge(deps: ChargesDeps, accountId: bigint, input: 
           pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, merchant),
           now,
         });
+        // New: no payment yet, and its location is the one just taken.
+        return { ...inserted, pix_end_to_end_id: null, pix_amount_centavos: null, pix_at: null, loc_token: location.token, loc_created_at: location.created_at };
       });
     } catch (error) {
       if (!repo.isTxidTaken(error)) throw error;
@@ -526,6 +562,7 @@ export interface ChargePaymentDetail {
 /** The payments of the paid charges among `rows`, by charge id, in two statements. */
 export async function paymentsOf(db: DbExecutor, rows: readonly ChargeRow[]): Promise<Map<bigint, ChargePaymentDetail>> {
   const paid = rows.filter((row) => row.paid_transaction_id !== null);
+  if (paid.length === 0) return new Map();
   const ids = [...new Set(paid.map((row) => row.paid_transaction_id!))];
   const [payments, refunds] = await Promise.all([repo.findPayments(db, ids), refundsOf(db, ids)]);
   const byId = new Map(payments.map((p) => [p.id, { payment: p, refunds: refunds.filter((r) => r.original_transaction_id === p.id) }]));

@@ -1,4 +1,5 @@
 import type { DbExecutor, Trx } from '../../db/client.ts';
+import { prepared } from '../../db/prepared.ts';
 import type { TipoCob } from '../../db/schema.ts';
 
 export type { TipoCob };
@@ -20,8 +21,7 @@ export interface LinkedLocation extends LocationRow {
 const COLUMNS = ['locations.id', 'locations.account_id', 'locations.tipo_cob', 'locations.token', 'locations.created_at'] as const;
 
 export function insertLocation(db: DbExecutor, row: { accountId: bigint; tipoCob: TipoCob; token: string; now: Date }): Promise<LocationRow> {
-  return db
-    .insertInto('locations')
+  return prepared('location_insert', db.insertInto('locations'))
     .values({ account_id: row.accountId, tipo_cob: row.tipoCob, token: row.token, created_at: row.now })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();

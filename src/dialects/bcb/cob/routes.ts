@@ -50,7 +50,8 @@ function putCob(app: RouteApp, deps: ChargeListDeps) {
     },
     async (request, reply) => {
       const row = await createCharge(deps, request.accountId, request.body, request.params.txid, 'bcb');
-      return reply.status(201).send(await shownCob(deps, request.accountId, row.txid));
+      // A new charge: it has no earlier revision and no payment yet.
+      return reply.status(201).send(cobView(row, row, { now: deps.clock.now(), publicUrl: deps.publicUrl }));
     },
   );
 }
@@ -72,7 +73,7 @@ function postCob(app: RouteApp, deps: ChargeListDeps) {
     },
     async (request, reply) => {
       const row = await createCharge(deps, request.accountId, request.body, undefined, 'bcb');
-      return reply.status(201).send(await shownCob(deps, request.accountId, row.txid));
+      return reply.status(201).send(cobView(row, row, { now: deps.clock.now(), publicUrl: deps.publicUrl }));
     },
   );
 }
