@@ -34,6 +34,10 @@ import { TokenService } from './modules/auth/tokens.ts';
 import { DirectoryLookups } from './modules/directory/lookups.ts';
 import { directoryRoutes } from './modules/directory/routes.ts';
 import { healthRoutes } from './modules/health/routes.ts';
+import { isPrimary } from './modules/health/repo.ts';
+import { metricsRoute, ServiceMetrics } from './http/metrics.ts';
+import { queueState as settlementQueueState } from './modules/settlement/repo.ts';
+import { queueState as deliveryQueueState } from './modules/webhooks/queue/repo.ts';
 import { balanceRoutes } from './modules/ledger/routes.ts';
 import { payloadSignerFromFiles } from './modules/locations/signing/files.ts';
 import { preparePayloadSigner, signingAddress } from './modules/locations/signing/service.ts';
@@ -66,6 +70,8 @@ export interface AppDeps {
   readonly realClock?: Clock;
   /** Sandbox mode: the test clock, faults and inbox every process shares (modules/controls). */
   readonly controls?: SandboxControls;
+  /** The process's metrics, shared with its worker (a registry of its own when absent). */
+  readonly metrics?: ServiceMetrics;
   /** Pino level, or false for no logs (tests). */
   readonly logLevel?: string | false;
   /** Where logs go (stdout by default); tests capture them to check redaction. */
@@ -200,11 +206,14 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
   const main = createServer(deps, https);
   // The operator listener speaks what the main one speaks, without asking for a client certificate.
   const admin = separateAdmin ? createServer(deps, https ? { ...https, requestCert: false } : null) : main;
+  const metrics = serviceMetrics(deps);
+  metrics.observeRequests(main);
+  if (admin !== main) metrics.observeRequests(admin);
   const close = async () => {
     await Promise.all([main.close(), admin === main ? undefined : admin.close()]);
   };
   try {
-    await registerRoutes(deps, { main, admin, kek, keys });
+    await registerRoutes(deps, { main, admin, kek, keys, metrics });
   } catch (error) {
     // Whatever was opened so far (Redis connections among them) is closed by the servers' hooks.
     await close().catch(() => undefined);
@@ -219,6 +228,7 @@ interface Parts {
   /** The key that seals private signing keys, and the signing keys it opens. */
   readonly kek: KeyEncryptionKey;
   readonly keys: KeyRing;
+  readonly metrics: ServiceMetrics;
 }
 
 /** What the routes share: senders, limiters and caches, each closed with the main listener. */
@@ -233,9 +243,34 @@ interface Services {
   readonly links: CertificateLinkCache;
   readonly trust: CertificateTrust;
   readonly lists: ListQueries;
+  readonly metrics: ServiceMetrics;
 }
 
 type PerMinute = (limit: number, prefix: string) => RateLimiter;
+
+/** The process's metrics, with the gauges read from the database when scraped. */
+function serviceMetrics(deps: AppDeps): ServiceMetrics {
+  const metrics = deps.metrics ?? new ServiceMetrics();
+  metrics.addState({
+    read: async () => {
+      const now = deps.clock.now();
+      const [queue, deliveries, primary] = await Promise.all([
+        settlementQueueState(deps.db, now, deps.config.settlementDelayMs),
+        deliveryQueueState(deps.db, now),
+        isPrimary(deps.db),
+      ]);
+      return {
+        settlementQueued: queue.queued,
+        settlementLagSeconds: queue.lagSeconds,
+        deliveriesPending: deliveries.pending,
+        oldestDueDeliverySeconds: deliveries.oldestDueSeconds,
+        openBreakers: deliveries.openBreakers,
+        primary,
+      };
+    },
+  });
+  return metrics;
+}
 
 /** The clock of token lifetimes, certificate validity and rate limits: never the test clock. */
 const realClockOf = (deps: AppDeps): Clock => deps.realClock ?? deps.clock;
@@ -275,11 +310,11 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
   for (const routes of bcbPublicRoutes(bcb)) await main.register(routes);
 }
 
-function createServices(deps: AppDeps, { main, keys }: Parts): Services {
+function createServices(deps: AppDeps, { main, keys, metrics }: Parts): Services {
   const { config, db } = deps;
   // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
   const policy = destinationPolicy(config);
-  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile, ...senderFaults(deps.controls) });
+  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile, observe: (attempt) => metrics.webhookAttempt(attempt), ...senderFaults(deps.controls) });
   main.addHook('onClose', () => resendSender.close());
   const perMinute = perMinuteLimiters(config, main);
   const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');
@@ -291,7 +326,7 @@ function createServices(deps: AppDeps, { main, keys }: Parts): Services {
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
   // Every account list goes through this: its own connections and a limit per account.
   const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
-  return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists };
+  return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists, metrics };
 }
 
 /** The sandbox's webhook faults, for a sender's options (none in production). */
@@ -374,6 +409,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
         ispb: config.pspIspb,
         batcher: new TransferBatcher(db),
         lookups,
+        metrics: services.metrics,
         ...wake,
       }),
     );
@@ -387,11 +423,11 @@ function accountRoutes(deps: AppDeps, services: Services) {
 }
 
 /** The operator API on the admin listener, and in sandbox mode the simulated network on the main one. */
-async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }: Parts, services: Services): Promise<void> {
+async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, metrics }: Parts, services: Services): Promise<void> {
   const { config, db, clock } = deps;
   const { links, trust, adminFailures } = services;
   // The operator listener: probes answer there too, so a supervisor needs no access to the public
-  // one. /metrics, when it comes, is registered on `admin` beside /admin/*, never on `main`.
+  // one; /metrics is beside /admin/*, behind the admin token, never on `main` when they are apart.
   if (admin !== main) await admin.register(healthRoutes({ db }));
   const authenticateAdmin = adminAuthentication({ adminToken: config.adminToken, clock: realClockOf(deps), trust, failures: adminFailures });
   // Every operator and sandbox route can answer 401 and 429 from that hook.
@@ -412,6 +448,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
       }),
     );
     await operatorScope.register(signingKeyRoutes({ db, kek, onSigningKeysChanged: () => keys.invalidate() }));
+    await operatorScope.register(metricsRoute(metrics));
   });
 
   // The simulated network stays on the main listener: sandbox clients call it beside the account routes.
@@ -420,7 +457,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys }:
     await main.register(async (sandboxScope) => {
       sandboxScope.addHook('onRequest', authenticateAdmin);
       sandboxScope.addHook('onRoute', documentAdminErrors);
-      await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs }));
+      await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, metrics }));
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
       await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl }));

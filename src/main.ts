@@ -18,7 +18,8 @@ import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
 import { writeAdminTokenFile } from './modules/admin/demo-files.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { webhookClientCertificate } from './modules/webhooks/client-certificate.ts';
-import { WebhookSender } from './modules/webhooks/sender.ts';
+import { WebhookSender, type Attempt } from './modules/webhooks/sender.ts';
+import { ServiceMetrics } from './http/metrics.ts';
 import { cancelTableMaintenance } from './worker/maintenance.ts';
 import { Worker, type WorkerOptions } from './worker/worker.ts';
 
@@ -107,11 +108,12 @@ async function startControls(config: Config, database: Database, log: Log, taken
 }
 
 /** The worker, made but not started: nothing runs in the background before the listeners are bound. */
-function createWorker(config: Config, database: Database, log: Log, taken: Resources, controls: SandboxControls | undefined): Worker {
+function createWorker(config: Config, database: Database, log: Log, taken: Resources, controls: SandboxControls | undefined, metrics?: ServiceMetrics): Worker {
   const clock: Clock = controls?.clock ?? systemClock;
   const worker = new Worker({
     db: database.db,
     clock,
+    ...(metrics ? { metrics } : {}),
     ispb: config.pspIspb,
     settlementDelayMs: config.settlementDelayMs,
     log,
@@ -121,6 +123,7 @@ function createWorker(config: Config, database: Database, log: Log, taken: Resou
       policy: destinationPolicy(config),
       caFile: config.webhookCaFile,
       clientCertificate: webhookClientCertificate(config),
+      ...(metrics ? { observe: (attempt: Attempt) => metrics.webhookAttempt(attempt) } : {}),
       ...senderFaults(controls),
     }),
   });
@@ -160,7 +163,9 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   const workerDatabase = await openForWorker(config, database, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
   const controls = await startControls(config, database, log, taken);
-  const worker = createWorker(config, workerDatabase, log, taken, controls);
+  // One registry for the process: the worker's settlements and deliveries count beside the requests.
+  const metrics = new ServiceMetrics();
+  const worker = createWorker(config, workerDatabase, log, taken, controls, metrics);
   const listeners = await buildListeners({
     config,
     db: database.db,
@@ -168,6 +173,7 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
     clock: controls?.clock ?? systemClock,
     realClock: systemClock,
     ...(controls ? { controls } : {}),
+    metrics,
     logLevel: process.env.LOG_LEVEL ?? 'info',
     wakeWorker: worker.wake,
   });

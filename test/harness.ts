@@ -87,6 +87,8 @@ export interface TestAppOptions {
   captureLogs?: boolean;
   clock?: ManualClock;
   secretCheckLimits?: AppDeps['secretCheckLimits'];
+  /** The app's metrics registry, for tests that read it beside the app (its own otherwise). */
+  metrics?: AppDeps['metrics'];
   /**
    * Wrong admin tokens a minute per address. Many test files send them on purpose, all from
    * 127.0.0.1 on a clock that does not move, to check that every operator route refuses them:
@@ -123,6 +125,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...(options.captureLogs ? { logStream } : {}),
     ...(options.secretCheckLimits ? { secretCheckLimits: options.secretCheckLimits } : {}),
     adminFailuresPerMinute: options.adminFailuresPerMinute ?? 1_000_000,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   return {
     app,

@@ -153,7 +153,14 @@ const token: OperationExamples = {
 
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   health: { responses: { 200: { status: 'ok' } } },
-  ready: { responses: { 200: { status: 'ready', migration: 4 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  ready: { responses: { 200: { status: 'ready', migration: 5 } }, errors: { 503: 'MIGRATIONS_PENDING' } },
+  metrics: {
+    responses: {
+      200:
+        '# HELP pix_transfers_total Transfers accepted (created), and movements settled or failed by settlement (transfers and refunds)\n' +
+        '# TYPE pix_transfers_total counter\npix_transfers_total{stage="created"} 1523\npix_transfers_total{stage="settled"} 1519\n',
+    },
+  },
   adminLimitScopes: {
     params: { accountId: '2' },
     body: { scopes: ['cob.write', 'cob.read', 'pix.read'] },

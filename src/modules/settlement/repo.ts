@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Trx } from '../../db/client.ts';
+import type { DbExecutor, Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 
 /**
@@ -129,4 +129,18 @@ export function insertArrived(trx: Trx, row: ArrivedMovement) {
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * What the operator's metrics read of the queue: how many movements wait, and how long the
+ * oldest one whose turn has come (HIGH at once, NORM after the delay) has waited, in seconds.
+ */
+export async function queueState(db: DbExecutor, now: Date, normDelayMs: number): Promise<{ queued: number; lagSeconds: number }> {
+  const row = await sql<{ queued: string; oldest_due: Date | null }>`
+    select count(*) as queued,
+           min(case when priority = 'HIGH' then created_at else created_at + ${normDelayMs} * interval '1 millisecond' end)
+             filter (where priority = 'HIGH' or created_at + ${normDelayMs} * interval '1 millisecond' <= ${now}::timestamptz) as oldest_due
+      from settlement_queue`.execute(db);
+  const first = row.rows[0]!;
+  return { queued: Number(first.queued), lagSeconds: first.oldest_due === null ? 0 : Math.max(0, (now.getTime() - first.oldest_due.getTime()) / 1000) };
 }

@@ -11,6 +11,8 @@ export interface SettlementDeps {
   readonly clock: Clock;
   readonly ispb: string;
   readonly settlementDelayMs: number;
+  /** Counts what settled and what failed (the operator's metrics). */
+  readonly metrics?: { settled(result: SettlementResult): void };
 }
 
 export interface SettlementResult {
@@ -102,6 +104,7 @@ export async function settleDue(deps: SettlementDeps, options: { force?: boolean
     total.failed += batch.failed;
     if (batch.claimed < limit) break;
   }
+  deps.metrics?.settled(total);
   return total;
 }
 

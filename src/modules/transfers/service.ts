@@ -21,6 +21,8 @@ export interface TransfersDeps {
   readonly ispb: string;
   /** Called after a HIGH transfer is accepted, so the worker settles it at once. */
   readonly onHighPriority?: () => void;
+  /** Counts accepted transfers (the operator's metrics). */
+  readonly metrics?: { transferCreated(): void };
 }
 
 export interface TransferRequest {
@@ -151,6 +153,7 @@ export async function createTransfer(
   const failure = OUTCOME_ERRORS[row.outcome];
   if (failure) throw failure();
   assert(row.transfer !== null, `no answer for the outcome '${row.outcome}'`);
+  if (row.outcome === 'created') deps.metrics?.transferCreated();
   if (row.outcome === 'created' && priority === 'HIGH') deps.onHighPriority?.();
   return { body: transferView(row.transfer), replayed: row.outcome === 'replay' };
 }

@@ -139,6 +139,8 @@ export interface SenderOptions {
    * absent: they go without one.
    */
   clientCertificate?: () => Promise<ClientCertificate | null>;
+  /** Told every attempt's outcome (the operator's metrics). */
+  observe?: (attempt: Attempt) => void;
   /** The sandbox's webhook faults (modules/controls): the fault a delivery to `url` meets, if any. */
   faults?: (url: string) => Promise<SenderFault | null>;
 }
@@ -165,6 +167,7 @@ export class WebhookSender {
   readonly #caFile: string | undefined;
   readonly #clientCertificate: (() => Promise<ClientCertificate | null>) | undefined;
   readonly #faults: SenderOptions['faults'];
+  readonly #observe: SenderOptions['observe'];
   #mutualAgent: Promise<Agent> | undefined;
 
   constructor(options: SenderOptions) {
@@ -173,6 +176,7 @@ export class WebhookSender {
     this.#caFile = options.caFile;
     this.#clientCertificate = options.clientCertificate;
     this.#faults = options.faults;
+    this.#observe = options.observe;
     this.#agent = this.#makeAgent(trustFor(options.caFile));
   }
 
@@ -214,6 +218,12 @@ export class WebhookSender {
   }
 
   async send(message: Message, clock: () => Date): Promise<Attempt> {
+    const attempt = await this.#attempt(message, clock);
+    this.#observe?.(attempt);
+    return attempt;
+  }
+
+  async #attempt(message: Message, clock: () => Date): Promise<Attempt> {
     const fault = this.#faults ? await this.#faults(message.url) : null;
     if (fault) {
       const faulted = await this.#faulted(fault, clock);

@@ -253,3 +253,17 @@ export async function record(
              account_id int8, delivery_id int8, transaction_id int8, event_type text, url text, message_id text, attempt int4,
              status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`).execute(db);
 }
+
+/** What the operator's metrics read of deliveries: those to make, the age of the oldest due one, the open breakers. */
+export async function queueState(db: Db, now: Date): Promise<{ pending: number; oldestDueSeconds: number; openBreakers: number }> {
+  const result = await sql<{ pending: string; oldest_due: Date | null; open_breakers: string }>`
+    select (select count(*) from webhook_deliveries where status = 'PENDING') as pending,
+           (select min(next_attempt_at) from webhook_deliveries where status = 'PENDING' and next_attempt_at <= ${now}::timestamptz) as oldest_due,
+           (select count(*) from webhook_destinations where open_until > ${now}::timestamptz) as open_breakers`.execute(db);
+  const row = result.rows[0]!;
+  return {
+    pending: Number(row.pending),
+    oldestDueSeconds: row.oldest_due === null ? 0 : Math.max(0, (now.getTime() - row.oldest_due.getTime()) / 1000),
+    openBreakers: Number(row.open_breakers),
+  };
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { createClient, creditAccount, externalKey, type TestClient } from '../../test/factories.ts';
+import { adminHeaders, startTestApp, type TestApp } from '../../test/harness.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { settleDue } from '../modules/settlement/service.ts';
+import { deliverDue } from '../modules/webhooks/delivery.ts';
+import { WebhookSender } from '../modules/webhooks/sender.ts';
+import { ServiceMetrics } from './metrics.ts';
+
+/** The samples of a scrape: `name{labels} value`, comments left out. */
+function samples(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+describe('GET /metrics', () => {
+  let t: TestApp;
+  let metrics: ServiceMetrics;
+  let client: TestClient;
+  let rcv: WebhookReceiver;
+
+  before(async () => {
+    metrics = new ServiceMetrics();
+    t = await startTestApp({ metrics });
+    client = await createClient(t);
+    await creditAccount(t.db, client.accountId, 100_000n);
+    rcv = await startWebhookReceiver();
+  });
+  after(async () => {
+    await rcv.close();
+    await t.close();
+  });
+
+  const scrape = async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/metrics', headers: adminHeaders });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.match(String(res.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    return samples(res.body);
+  };
+  const value = (scraped: Map<string, number>, name: string) => scraped.get(name) ?? 0;
+
+  it('takes the admin token', async () => {
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/metrics', headers: client.headers })).statusCode, 401);
+  });
+
+  it("has every named series, Node's process metrics and the event loop's delay", async () => {
+    const scraped = await scrape();
+    for (const name of [
+      'pix_transfers_total{stage="created"}',
+      'pix_transfers_total{stage="settled"}',
+      'pix_transfers_total{stage="failed"}',
+      'pix_settlement_queue_depth',
+      'pix_settlement_lag_seconds',
+      'pix_webhook_deliveries_pending',
+      'pix_webhook_oldest_pending_age_seconds',
+      'pix_webhook_open_circuit_breakers',
+      'pix_database_primary',
+      'nodejs_eventloop_lag_p99_seconds',
+      'process_cpu_user_seconds_total',
+      'nodejs_heap_size_used_bytes',
+    ]) {
+      assert.ok(scraped.has(name), `${name} is missing`);
+    }
+    assert.equal(value(scraped, 'pix_database_primary'), 1);
+  });
+
+  it('transfers: created, queued, lagging, then settled or failed; requests counted by route pattern and status class', async () => {
+    const start = await scrape();
+    const good = await externalKey(t);
+    const refusing = await externalKey(t, { behavior: 'reject' });
+    for (const key of [good.key, good.key, refusing.key]) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/dict/pix',
+        headers: { ...client.headers, 'x-idempotency-key': randomUUID() },
+        payload: { pixKey: key, payment: { currency: 'BRL', amount: 1 } },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+    }
+    t.clock.advance(5_000);
+    const queued = await scrape();
+    assert.equal(value(queued, 'pix_transfers_total{stage="created"}') - value(start, 'pix_transfers_total{stage="created"}'), 3);
+    assert.equal(value(queued, 'pix_settlement_queue_depth'), 3);
+    assert.ok(value(queued, 'pix_settlement_lag_seconds') >= 5, `lag ${value(queued, 'pix_settlement_lag_seconds')}`);
+    const route = 'pix_http_request_duration_seconds_count{method="POST",route="/dict/pix",status="2xx"}';
+    assert.equal(value(queued, route) - value(start, route), 3);
+
+    await settleDue({ db: t.db, clock: t.controls!.clock, ispb: t.config.pspIspb, settlementDelayMs: 0, metrics });
+    const settled = await scrape();
+    assert.equal(value(settled, 'pix_transfers_total{stage="settled"}') - value(start, 'pix_transfers_total{stage="settled"}'), 2);
+    assert.equal(value(settled, 'pix_transfers_total{stage="failed"}') - value(start, 'pix_transfers_total{stage="failed"}'), 1);
+    assert.equal(value(settled, 'pix_settlement_queue_depth'), 0);
+    assert.equal(value(settled, 'pix_settlement_lag_seconds'), 0);
+  });
+
+  it('webhooks: deliveries pending and the age of the oldest due, failures per class, open breakers', async () => {
+    const path = `/metricas/${client.accountId}`;
+    await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: `${rcv.origin}${path}`, eventType: 'cash_in' } });
+    rcv.respond = (r) => (r.path === path ? 503 : 200);
+    const start = await scrape();
+    const key = (await t.app.inject({ method: 'POST', url: `/admin/accounts/${client.accountId}/pix-keys`, headers: adminHeaders, payload: { type: 'evp' } })).json<{ key: string }>().key;
+    for (let i = 0; i < 4; i++) await t.app.inject({ method: 'POST', url: '/sandbox/pix/incoming', headers: adminHeaders, payload: { pixKey: key, amount: '1.00', payer: { name: 'Pagador', document: '52998224725' } } });
+    t.clock.advance(2_000);
+    const due = await scrape();
+    assert.equal(value(due, 'pix_webhook_deliveries_pending') - value(start, 'pix_webhook_deliveries_pending'), 4);
+    assert.ok(value(due, 'pix_webhook_oldest_pending_age_seconds') >= 2);
+
+    const sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 3000, observe: (a) => metrics.webhookAttempt(a) });
+    try {
+      await deliverDue({ db: t.db, clock: t.controls!.clock, sender }, { limits: { perDestination: 1, perAccount: 32 }, breaker: { threshold: 3, openMs: 60_000, maxOpenMs: 60_000 } });
+    } finally {
+      await sender.close();
+      rcv.respond = () => 200;
+    }
+    const failed = await scrape();
+    assert.equal(value(failed, 'pix_webhook_delivery_failures_total{class="http_5xx"}') - value(start, 'pix_webhook_delivery_failures_total{class="http_5xx"}'), 3);
+    assert.equal(value(failed, 'pix_webhook_open_circuit_breakers'), 1);
+  });
+
+  it('labels stay bounded: thousands of distinct paths and accounts add no series', async () => {
+    const before = await scrape();
+    const others: TestClient[] = [];
+    for (let i = 0; i < 20; i++) others.push(await createClient(t));
+    for (let i = 0; i < 2_000; i++) {
+      const who = others[i % others.length]!;
+      await t.app.inject({ method: 'GET', url: `/api/pix/transaction/${1_000_000 + i}`, headers: who.headers });
+      await t.app.inject({ method: 'GET', url: `/nada/${randomUUID()}` });
+    }
+    const after = await scrape();
+    const added = [...after.keys()].filter((name) => !before.has(name));
+    // The two routes (and the token requests of the new accounts) once each, whatever the paths and accounts.
+    assert.ok(added.length <= 3 * 12, `${added.length} new series:\n${added.join('\n')}`);
+    assert.ok(after.size < 400, `${after.size} series in all`);
+    for (const name of after.keys()) assert.doesNotMatch(name, /[0-9a-f]{8}-[0-9a-f]{4}|1000\d{3}|pix_[a-z0-9]{16}/, `an id in a label: ${name}`);
+    assert.ok(after.has('pix_http_request_duration_seconds_count{method="GET",route="unmatched",status="4xx"}'));
+  });
+});
