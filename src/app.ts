@@ -170,6 +170,8 @@ export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, http
   for (const schema of PROBLEM_SCHEMAS) app.addSchema(schema);
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
+    // Also on the raw response at once, where a trace's server span reads it (telemetry/start.ts).
+    reply.raw.setHeader('x-request-id', request.id);
   });
   return app;
 }

@@ -396,7 +396,15 @@ export interface SandboxInboxTable {
   status: number;
 }
 
+/** Tracing on: the traceparent of the request that made a transaction (migration 0006). */
+export interface TraceContextsTable {
+  transaction_id: bigint;
+  traceparent: string;
+  created_at: Date;
+}
+
 export interface DB {
+  trace_contexts: TraceContextsTable;
   sandbox_state: SandboxStateTable;
   sandbox_faults: SandboxFaultsTable;
   sandbox_inbox: SandboxInboxTable;

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Database } from '../db/client.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
+import { deleteTraceContexts } from '../telemetry/repo.ts';
 import { Deliverer, type DeliveryOptions } from '../modules/webhooks/delivery.ts';
 import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
@@ -10,6 +11,8 @@ import type { WebhookSender } from '../modules/webhooks/sender.ts';
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
 const HOUSEKEEPING_BATCH = 5_000;
+/** How long a transfer's trace context is kept for its settlement and webhooks. */
+const TRACE_CONTEXT_DAYS = 1;
 /** Transfers settled in one transaction at most: a backlog drains in few rounds (HIGH ones are
  * claimed first in every round, so they never wait behind it). */
 const SETTLEMENT_BATCH = 500;
@@ -117,6 +120,9 @@ export class Worker {
       const deleted = await deleteExpiredIdempotencyKeys(this.#options.db, this.#options.clock.now(), HOUSEKEEPING_BATCH);
       if (deleted < HOUSEKEEPING_BATCH) break;
     }
+    // A transfer's trace is continued for a day at most (its settlement and first deliveries).
+    const traceBefore = new Date(this.#options.clock.now().getTime() - TRACE_CONTEXT_DAYS * 86_400_000);
+    for (let i = 0; i < 10; i++) if ((await deleteTraceContexts(this.#options.db, traceBefore, HOUSEKEEPING_BATCH)) < HOUSEKEEPING_BATCH) break;
   }
 
   async #run(): Promise<void> {

@@ -5,6 +5,8 @@ import { enqueue, enqueueMany, type OutboxEvent } from '../notifications/repo.ts
 import { receivePayload, refundPayload, transferPayload } from '../notifications/payloads.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
 import { findForPayloads, insertArrived, settleBatch, type ArrivedMovement, type SettledRow } from './repo.ts';
+import { tracing } from '../../telemetry/hooks.ts';
+import { traceContexts } from '../../telemetry/repo.ts';
 
 export interface SettlementDeps {
   readonly db: Db;
@@ -67,7 +69,8 @@ async function payloadRows(trx: Trx, settled: readonly SettledRow[]): Promise<Pa
 }
 
 async function runBatch(deps: SettlementDeps, force: boolean, limit: number): Promise<SettlementResult & { claimed: number }> {
-  return deps.db.transaction().execute(async (trx) => {
+  const startedMs = performance.timeOrigin + performance.now();
+  const result = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const settled = await settleBatch(trx, {
       now,
@@ -82,8 +85,19 @@ async function runBatch(deps: SettlementDeps, force: boolean, limit: number): Pr
     });
     if (settled.length > 0) await enqueueMany(trx, notifications(settled, await payloadRows(trx, settled), now));
     const failed = settled.filter((s) => s.outcome === 'failed').length;
-    return { settled: settled.length - failed, failed, claimed: settled.length };
+    return { settled: settled.length - failed, failed, claimed: settled.length, rows: settled };
   });
+  if (tracing().enabled && result.rows.length > 0) await traceSettlement(deps, result.rows, startedMs);
+  return { settled: result.settled, failed: result.failed, claimed: result.claimed };
+}
+
+/** Tracing on: each settled or failed transfer's settlement, as a span of the trace of the request that made it. */
+async function traceSettlement(deps: SettlementDeps, rows: readonly SettledRow[], startedMs: number): Promise<void> {
+  const contexts = await traceContexts(deps.db, rows.map((r) => r.transaction_id));
+  for (const row of rows) {
+    const traceparent = contexts.get(row.transaction_id);
+    if (traceparent) tracing().recordSpan(traceparent, 'pix.settle', startedMs, { 'pix.transaction_id': Number(row.transaction_id), 'pix.outcome': row.outcome, 'pix.batch_size': rows.length });
+  }
 }
 
 /**

@@ -8,6 +8,8 @@ import { MAX_AMOUNT_CENTAVOS, numberToCentavos } from '../../lib/money.ts';
 import { requestHash } from '../../lib/stable-json.ts';
 import { insufficientFunds } from '../ledger/service.ts';
 import type { DirectoryLookups, LookupResult } from '../directory/lookups.ts';
+import { tracing } from '../../telemetry/hooks.ts';
+import { saveTraceContext } from '../../telemetry/repo.ts';
 import { requirePixKey } from '../directory/service.ts';
 import type { TransferBatcher } from './batcher.ts';
 import type { CreateOutcome } from './repo.ts';
@@ -153,7 +155,12 @@ export async function createTransfer(
   const failure = OUTCOME_ERRORS[row.outcome];
   if (failure) throw failure();
   assert(row.transfer !== null, `no answer for the outcome '${row.outcome}'`);
-  if (row.outcome === 'created') deps.metrics?.transferCreated();
+  if (row.outcome === 'created') {
+    deps.metrics?.transferCreated();
+    // Tracing on: the settlement and the webhooks of this transfer continue this request's trace.
+    const traceparent = tracing().traceparent();
+    if (traceparent) await saveTraceContext(deps.db, row.transfer!.id, traceparent, now);
+  }
   if (row.outcome === 'created' && priority === 'HIGH') deps.onHighPriority?.();
   return { body: transferView(row.transfer), replayed: row.outcome === 'replay' };
 }

@@ -6,6 +6,8 @@ import type { ClaimedDelivery } from './queue/repo.ts';
 import { PIX_CALLBACK_EVENT } from './repo.ts';
 import type { Attempt, Message, WebhookSender } from './sender.ts';
 import { DELIVERY_TIMEOUT_MS } from './sender.ts';
+import { tracing } from '../../telemetry/hooks.ts';
+import { traceContexts } from '../../telemetry/repo.ts';
 import { signingSecrets } from './secrets.ts';
 
 /**
@@ -237,8 +239,19 @@ export class Deliverer {
     const live = d.webhook_id !== null && d.is_active === true;
     const attempt: Attempt = !live
       ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: this.#deps.clock.now() }
-      : await this.#deps.sender.send(deliveryMessage(d, this.#deps.clock.now()), () => this.#deps.clock.now());
+      : await this.#traced(d, () => this.#deps.sender.send(deliveryMessage(d, this.#deps.clock.now()), () => this.#deps.clock.now()));
     return { d, attempt, retry: live ? { random: this.#random } : null };
+  }
+
+  /**
+   * Tracing on: the attempt runs as a span of the trace of the request that made the transfer,
+   * so the delivery carries that trace's W3C `traceparent` to the receiver.
+   */
+  async #traced(d: ClaimedDelivery, send: () => Promise<Attempt>): Promise<Attempt> {
+    if (!tracing().enabled || d.transaction_id === null) return send();
+    const traceparent = (await traceContexts(this.#deps.db, [d.transaction_id])).get(d.transaction_id);
+    if (!traceparent) return send();
+    return tracing().inSpan(traceparent, 'pix.webhook.deliver', { 'pix.event_type': d.event_type, 'pix.attempt': d.attempts }, send);
   }
 
   /** Finished attempts are recorded together: one transaction for many, not one each. */
