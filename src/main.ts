@@ -2,7 +2,7 @@
  * The one binary: `serve` (API and worker), `worker`, `migrate` and the operator commands
  * (src/commands.ts). With OTEL_EXPORTER_OTLP_ENDPOINT set, tracing starts first, before anything
  * it instruments is loaded; without it, nothing of OpenTelemetry is loaded at all
- * (docs/decisions/0036-metrics-and-traces.md).
+ * (docs/decisions/0037-metrics-and-traces.md).
  */
 const telemetry = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await (await import('./telemetry/start.ts')).startTelemetry() : undefined;
 (await import('./commands.ts')).run(process.argv.slice(2), telemetry);

@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  * The operator's metrics in Prometheus's text format (`GET /metrics`, on the operator listener in
  * production). Every label has a bounded set of values: route patterns, never paths; methods,
  * status classes, outcomes and failure classes; never an account, a key or an id
- * (docs/decisions/0036-metrics-and-traces.md).
+ * (docs/decisions/0037-metrics-and-traces.md).
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
