@@ -27,14 +27,14 @@ export interface ConsoleAction<S extends TObject = TObject> {
   run(ctx: ConsoleContext, body: Static<S>): Promise<string>;
 }
 
-const action = <S extends TObject>(a: ConsoleAction<S>): ConsoleAction => a as unknown as ConsoleAction;
+export const action = <S extends TObject>(a: ConsoleAction<S>): ConsoleAction => a as unknown as ConsoleAction;
 
-const Text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
+export const Text = (maxLength: number) => Type.Optional(Type.String({ maxLength }));
 const Required = (maxLength: number) => Type.String({ minLength: 1, maxLength });
 const AccountId = Type.String({ pattern: '^[1-9][0-9]{0,17}$' });
 const Id = AccountId;
 
-const given = (text: string | undefined): string | undefined => (text === undefined || text.trim() === '' ? undefined : text.trim());
+export const given = (text: string | undefined): string | undefined => (text === undefined || text.trim() === '' ? undefined : text.trim());
 
 /** An amount as typed ("12.50", "12,50", "12"): a decimal string with 2 places, through money.ts. */
 export function amountOf(text: string, field = 'amount'): string {

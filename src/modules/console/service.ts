@@ -9,6 +9,7 @@ import { Lru } from '../../lib/lru.ts';
 import { listAccounts, requireAccount } from '../accounts/service.ts';
 import { chargeQrCode, effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
 import type { ChargeWithPayment } from '../charges/repo.ts';
+import type { SandboxControls } from '../controls/service.ts';
 import { listAccountKeys } from '../directory/repo.ts';
 import type { DirectoryLookups } from '../directory/lookups.ts';
 import { holderBalances, holdersBalances } from '../ledger/repo.ts';
@@ -40,6 +41,8 @@ export interface ConsoleDeps {
   /** Wrong admin tokens per source: the sign-in form counts against the same limit as the bearer token. */
   readonly adminFailures: RateLimiter;
   readonly trust: CertificateTrust;
+  /** The test clock, faults and inbox (sandbox mode; absent in a process built without them). */
+  readonly controls?: SandboxControls | undefined;
 }
 
 /** Each module's dependencies, as the console calls its services: the same ones its routes call. */
@@ -56,6 +59,10 @@ export interface ConsoleContext {
   readonly refunds: RefundsDeps;
   readonly meds: MedDeps;
   readonly webhooks: WebhooksDeps;
+  /** The test clock, faults and inbox, when this process has them. */
+  readonly controls: SandboxControls | undefined;
+  /** Wakes this process's worker: what a clock advance made due runs at once. */
+  readonly wakeWorker: () => void;
   /** QR images (data: URLs) by account, txid and BR Code: a live page is drawn again often. */
   readonly qrCodes: Lru<string, string>;
 }
@@ -86,6 +93,8 @@ export function consoleContext(deps: ConsoleDeps, payerAgent: Agent): ConsoleCon
     refunds: { db, clock, ispb, ...wake },
     meds: { db, clock, ispb, ...wake },
     webhooks: { db, clock, realClock, sender: deps.resendSender, policy: deps.policy, resendLimiter: deps.resendLimiter, lists },
+    controls: deps.controls,
+    wakeWorker: () => deps.wakeWorker?.(),
     qrCodes: new Lru(256),
   };
 }
@@ -148,4 +157,20 @@ export async function webhooksOf(ctx: ConsoleContext, accountId: bigint) {
   const registrations = (await listWebhooks(ctx.webhooks, accountId)).webhooks;
   const deliveries = await deliveryDetails(ctx, accountId, CONSOLE_ROWS);
   return { registrations, deliveries };
+}
+
+/** The test clock now (business time and its offset), or null in a process without the sandbox's controls. */
+export function clockOf(ctx: ConsoleContext): { now: Date; offsetMs: number } | null {
+  if (!ctx.controls) return null;
+  return { now: ctx.controls.clock.now(), offsetMs: ctx.controls.clock.offsetMs };
+}
+
+export function faultsOf(ctx: ConsoleContext) {
+  return ctx.controls ? ctx.controls.listFaults() : Promise.resolve(null);
+}
+
+/** The inbox `name`: the URL a webhook registers for it, and its newest arrivals. */
+export async function inboxOf(ctx: ConsoleContext, name: string) {
+  if (!ctx.controls) return null;
+  return { name, url: ctx.controls.inboxUrl(name), arrivals: await ctx.controls.listArrivals(name, CONSOLE_ROWS) };
 }

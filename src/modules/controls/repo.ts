@@ -7,6 +7,18 @@ export function readState(db: DbExecutor) {
   return db.selectFrom('sandbox_state').select(['clock_offset_ms', 'faults_version']).executeTakeFirstOrThrow();
 }
 
+/**
+ * The console's marker of the clock and the faults: both only grow (an advance adds to the
+ * offset, every change of the faults bumps the version), so their sum changes with either.
+ */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('sandbox_state').select(sql<string>`clock_offset_ms + faults_version`.as('marker'));
+
+/** The console's markers of the inboxes: a new arrival (the newest id), and an inbox emptied (how many are kept). */
+export const inboxMarkers = [
+  (db: DbExecutor) => db.selectFrom('sandbox_inbox').select((eb) => eb.fn.max('id').as('marker')),
+  (db: DbExecutor) => db.selectFrom('sandbox_inbox').select((eb) => eb.fn.countAll().as('marker')),
+] as const;
+
 /** Moves the offset forward by `byMs`; returns the new offset. */
 export async function advanceClockBy(db: DbExecutor, byMs: bigint): Promise<bigint> {
   const row = await db

@@ -1,18 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { errorResponses, IdParam, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
 import { ADMIN_SECURITY } from '../../http/schemas.ts';
 import type { FaultRow } from './repo.ts';
+import { AdvanceRequest, FAULT_EFFECTS, FAULT_KINDS, FaultRequest } from './rules.ts';
 import type { SandboxControls } from './service.ts';
 
 const common = { tags: ['Sandbox'], security: ADMIN_SECURITY };
-
-/** Ten years: as far as one advance may move the clock. */
-const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
-/** A delay longer than this is a timeout under any receiver's or settlement's rules. */
-const MAX_DELAY_MS = 600_000;
-const MAX_COUNT = 10_000;
 
 const ClockView = Type.Object({
   now: Timestamp('Business time: what every time rule of the service reads'),
@@ -21,8 +16,8 @@ const ClockView = Type.Object({
 
 const Fault = Type.Object({
   id: Type.Integer(),
-  kind: StringEnum(['webhook', 'settlement', 'directory'] as const),
-  effect: StringEnum(['status', 'timeout', 'delay', 'reject', 'unavailable'] as const),
+  kind: StringEnum(FAULT_KINDS),
+  effect: StringEnum(FAULT_EFFECTS),
   urlPrefix: Nullable(Type.String({ description: 'webhook: deliveries to URLs starting with this' })),
   pixKey: Nullable(Type.String({ description: 'settlement: transfers to this key' })),
   status: Nullable(Type.Integer({ description: 'webhook, status: the HTTP status the delivery gets' })),
@@ -31,43 +26,6 @@ const Fault = Type.Object({
   remaining: Nullable(Type.Integer({ description: 'webhook: deliveries it still applies to; null: until cleared' })),
   createdAt: Timestamp(),
 });
-
-const FaultRequest = Type.Object(
-  {
-    kind: StringEnum(['webhook', 'settlement', 'directory'] as const),
-    effect: StringEnum(['status', 'timeout', 'delay', 'reject', 'unavailable'] as const, {
-      description: 'webhook: status, timeout or delay; settlement: reject or delay; directory: unavailable',
-    }),
-    urlPrefix: Type.Optional(Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'webhook (required)' })),
-    pixKey: Type.Optional(Type.String({ minLength: 1, maxLength: 77, description: 'settlement (required)' })),
-    status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'webhook, status (required)' })),
-    delayMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS, description: 'delay (required)' })),
-    reason: Type.Optional(Type.String({ pattern: '^[A-Z]{2}[0-9]{2}$', description: 'settlement, reject (required): AC03, AM04, AB03, ...' })),
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT, description: 'webhook: the next N deliveries only (default: until cleared)' })),
-  },
-  { additionalProperties: false },
-);
-type FaultInput = Static<typeof FaultRequest>;
-
-/** The fields each kind and effect takes: a request with another combination is refused, naming it. */
-const NEEDS: Record<string, { effects: readonly string[]; required: readonly (keyof FaultInput)[]; allowed: readonly (keyof FaultInput)[] }> = {
-  webhook: { effects: ['status', 'timeout', 'delay'], required: ['urlPrefix'], allowed: ['urlPrefix', 'status', 'delayMs', 'count'] },
-  settlement: { effects: ['reject', 'delay'], required: ['pixKey'], allowed: ['pixKey', 'reason', 'delayMs'] },
-  directory: { effects: ['unavailable'], required: [], allowed: [] },
-};
-const BY_EFFECT: Record<string, keyof FaultInput | undefined> = { status: 'status', delay: 'delayMs', reject: 'reason' };
-
-function checkFault(input: FaultInput): void {
-  const rule = NEEDS[input.kind]!;
-  if (!rule.effects.includes(input.effect)) throw badRequest('VALIDATION_FAILED', `A ${input.kind} fault's effect is one of ${rule.effects.join(', ')}`);
-  const needed = [...rule.required, ...(BY_EFFECT[input.effect] ? [BY_EFFECT[input.effect]!] : [])];
-  for (const field of needed) if (input[field] === undefined) throw badRequest('VALIDATION_FAILED', `A ${input.kind} fault with effect ${input.effect} needs ${String(field)}`);
-  for (const field of Object.keys(input) as (keyof FaultInput)[]) {
-    if (field !== 'kind' && field !== 'effect' && !needed.includes(field) && !(field === 'count' && rule.allowed.includes('count'))) {
-      throw badRequest('VALIDATION_FAILED', `A ${input.kind} fault with effect ${input.effect} takes no ${String(field)}`);
-    }
-  }
-}
 
 export function faultView(row: FaultRow): Static<typeof Fault> {
   return {
@@ -106,20 +64,12 @@ export const controlRoutes =
           description:
             'By `seconds`, or `to` a time; never back. Whatever fell due meanwhile (expiries, settlements, retries) happens promptly, in order. ' +
             'Token lifetimes and rate limits stay on real time.',
-          body: Type.Object(
-            {
-              seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ADVANCE_SECONDS })),
-              to: Type.Optional(Timestamp('The business time to move to')),
-            },
-            { additionalProperties: false },
-          ),
+          body: AdvanceRequest,
           response: { 200: ClockView, ...errorResponses(400) },
         },
       },
       async (request) => {
-        const { seconds, to } = request.body;
-        if ((seconds === undefined) === (to === undefined)) throw badRequest('VALIDATION_FAILED', 'Send seconds or to (one of them)');
-        const view = await controls.advance({ seconds, to });
+        const view = await controls.advance(request.body);
         onAdvance();
         return view;
       },
@@ -140,18 +90,7 @@ function faultRoutes(app: Parameters<FastifyPluginAsyncTypebox>[0], controls: Sa
       },
     },
     async (request, reply) => {
-      const input = request.body;
-      checkFault(input);
-      const row = await controls.setFault({
-        kind: input.kind,
-        effect: input.effect,
-        urlPrefix: input.urlPrefix,
-        pixKey: input.pixKey,
-        status: input.status,
-        delayMs: input.delayMs === undefined ? undefined : BigInt(input.delayMs),
-        reason: input.reason,
-        remaining: input.count,
-      });
+      const row = await controls.setFaultFrom(request.body);
       return reply.status(201).send(faultView(row));
     },
   );

@@ -4,6 +4,7 @@ import { AppError, badRequest } from '../../http/errors.ts';
 import { OffsetClock, type Clock } from '../../lib/clock.ts';
 import { inboxUrl, isOwnInbox } from '../webhooks/destination.ts';
 import * as repo from './repo.ts';
+import { checkAdvance, checkFault, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
 
 /**
  * The sandbox's controls of the simulated world, shared by every process on the database
@@ -76,8 +77,9 @@ export class SandboxControls {
     return { now: this.clock.now().toISOString(), offsetSeconds: Math.floor(this.clock.offsetMs / 1000) };
   }
 
-  /** Moves business time forward by `seconds`, or to `to` (never back). */
-  async advance(input: { seconds?: number | undefined; to?: string | undefined }): Promise<{ now: string; offsetSeconds: number }> {
+  /** Moves business time forward by `seconds`, or to `to` (never back): one of them. */
+  async advance(input: AdvanceInput): Promise<{ now: string; offsetSeconds: number }> {
+    checkAdvance(input);
     let offset: bigint;
     if (input.seconds !== undefined) {
       offset = await repo.advanceClockBy(this.#db, BigInt(input.seconds) * 1000n);
@@ -103,6 +105,12 @@ export class SandboxControls {
     return row;
   }
 
+  /** Sets a fault from a request (the API's or a console form's), its fields checked against its kind and effect. */
+  setFaultFrom(input: FaultInput): Promise<repo.FaultRow> {
+    checkFault(input);
+    return this.setFault(newFault(input));
+  }
+
   listFaults(): Promise<repo.FaultRow[]> {
     return repo.listFaults(this.#db);
   }
@@ -111,6 +119,15 @@ export class SandboxControls {
     const deleted = await repo.deleteFaults(this.#db, id);
     await this.refresh();
     return deleted;
+  }
+
+  /** What arrived at the inbox `name`, newest first. */
+  listArrivals(name: string, limit: number) {
+    return repo.listArrivals(this.#db, name, limit);
+  }
+
+  clearInbox(name: string): Promise<number> {
+    return repo.clearInbox(this.#db, name);
   }
 
   /**

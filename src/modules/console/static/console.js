@@ -1,7 +1,7 @@
 /* global window, document, fetch, URLSearchParams, FormData, DOMParser, EventSource, HTMLFormElement, CSS, navigator, Element */
 // The console's one script, served as it is written: it sends the console's forms with fetch and
 // shows their answer, keeps the live parts of a page current from the server's event stream, and
-// copies BR Codes. Every page works without it, only without live updates.
+// copies BR Codes and the inbox's URL. Every page works without it, only without live updates.
 (() => {
   'use strict';
   const status = document.getElementById('status');
@@ -114,15 +114,16 @@
     const button = event.target instanceof Element ? event.target.closest('button[data-copy]') : null;
     const source = button && document.getElementById(button.dataset.copy);
     if (!source) return;
+    const what = button.dataset.copyWhat || 'The BR Code';
     try {
       await navigator.clipboard.writeText(source.textContent.trim());
-      announce('BR Code copied', 'ok');
+      announce(`${what} was copied`, 'ok');
     } catch {
       const range = document.createRange();
       range.selectNodeContents(source);
       window.getSelection().removeAllRanges();
       window.getSelection().addRange(range);
-      announce('The BR Code is selected: copy it with Ctrl+C', 'ok');
+      announce(`${what} is selected: copy it with Ctrl+C`, 'ok');
     }
   });
 

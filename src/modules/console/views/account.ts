@@ -1,6 +1,7 @@
 import { parseDecimal } from '../../../lib/money.ts';
 import type { AccountSummary, ChargeItem, MedItem } from '../service.ts';
 import { closeMedForms, createChargeForm, incomingPixForm, openMedForm, payBrCodeForm, settleForm, transferForm } from './action-forms.ts';
+import { clockCard, type ClockState } from './controls.ts';
 import { money, time } from './format.ts';
 import { panel, type ViewContext } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -64,10 +65,13 @@ ${
 </section>`;
 }
 
-export function chargeActions(view: ViewContext, accountId: bigint): SafeHtml {
+/** The account holder's charge, the network paying one, and (with the test clock) time moving on past an expiry. */
+export function chargeActions(view: ViewContext, accountId: bigint, clock: ClockState | null): SafeHtml {
+  const expiry = 'A charge past its expiry (expiracao) is REMOVIDA_PELO_PSP: advance the clock past it to see one expire.';
+  const network = [payBrCodeForm(view, 'pay'), ...(clock ? [clockCard(view, 'clock', clock, expiry)] : [])];
   return html`<div class="panels">
 ${panel('As the account holder', 'holder-title', [createChargeForm(view, accountId, 'cob')])}
-${panel('As the network', 'network-title', [payBrCodeForm(view, 'pay')])}
+${panel('As the network', 'network-title', network)}
 </div>`;
 }
 

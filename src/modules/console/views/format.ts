@@ -25,3 +25,23 @@ export function time(at: Date | null | undefined): SafeHtml {
   if (!at) return html`<span class="none">—</span>`;
   return html`<time datetime="${at.toISOString()}">${SAO_PAULO.format(at)}</time>`;
 }
+
+/** "22/11/2026, 09:00:00" in São Paulo, as text (a status line). */
+export const timeText = (at: Date): string => SAO_PAULO.format(at);
+
+const INTEGER = new Intl.NumberFormat('pt-BR', { maximumFractionDigits: 0 });
+
+/** A count or a number of milliseconds as Brazil writes it: 1.234.567. */
+export const integer = (n: number | bigint): string => INTEGER.format(n);
+
+/** A span of time in words: "1 d 2 h 3 min 4 s" ("0 s" for none); milliseconds are left out. */
+export function duration(ms: number): string {
+  let rest = Math.floor(ms / 1000);
+  const parts: string[] = [];
+  for (const [unit, seconds] of [['d', 86_400], ['h', 3_600], ['min', 60], ['s', 1]] as const) {
+    const n = Math.floor(rest / seconds);
+    rest -= n * seconds;
+    if (n > 0) parts.push(`${integer(n)} ${unit}`);
+  }
+  return parts.length === 0 ? '0 s' : parts.join(' ');
+}

@@ -14,7 +14,9 @@ export interface FieldOptions {
   readonly label: string;
   readonly value?: string | undefined;
   readonly required?: boolean;
-  readonly type?: 'text' | 'search' | 'url';
+  readonly type?: 'text' | 'search' | 'url' | 'datetime-local';
+  /** datetime-local: 1 takes seconds too. */
+  readonly step?: number;
   readonly inputmode?: 'decimal' | 'numeric' | 'text';
   readonly hint?: string | undefined;
   readonly maxLength?: number;
@@ -26,7 +28,7 @@ const hintId = (o: { id: string; hint?: string | undefined }) => (o.hint ? `${o.
 export function field(o: FieldOptions): SafeHtml {
   return html`<div class="field">
   <label for="${o.id}">${o.label}</label>
-  <input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}"${flag('required', o.required === true)}${o.inputmode ? html` inputmode="${o.inputmode}"` : ''}${o.maxLength ? html` maxlength="${o.maxLength}"` : ''}${o.pattern ? html` pattern="${o.pattern}"` : ''}${o.hint ? html` aria-describedby="${hintId(o)}"` : ''} autocomplete="off">
+  <input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value ?? ''}"${flag('required', o.required === true)}${o.inputmode ? html` inputmode="${o.inputmode}"` : ''}${o.maxLength ? html` maxlength="${o.maxLength}"` : ''}${o.pattern ? html` pattern="${o.pattern}"` : ''}${o.step ? html` step="${o.step}"` : ''}${o.hint ? html` aria-describedby="${hintId(o)}"` : ''} autocomplete="off">
   ${o.hint ? html`<p class="hint" id="${hintId(o)}">${o.hint}</p>` : ''}
 </div>`;
 }

@@ -1,7 +1,9 @@
 import type { DeliveryDetail } from '../../webhooks/log-details.ts';
 import type { webhooksOf } from '../service.ts';
 import { resendForm } from './action-forms.ts';
-import { time } from './format.ts';
+import { RETRY_DELAYS_MS } from '../../webhooks/delivery.ts';
+import { clockCard, type ClockState } from './controls.ts';
+import { duration, time } from './format.ts';
 import { panel, type ViewContext } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 
@@ -31,7 +33,7 @@ function delivery(d: DeliveryDetail): SafeHtml {
   <td>${d.event_type}${d.transaction_id === null ? '' : html`<br><span class="note">transaction ${d.transaction_id}</span>`}</td>
   <td><code>${d.url}</code></td>
   <td>${d.is_resend ? 'resend' : d.attempt}</td>
-  <td><span class="badge ${d.success ? 'confirmed' : 'error'}">${d.outcome}</span>${d.error && d.status_code === null ? html`<br><span class="reason">${d.error}</span>` : ''}</td>
+  <td><span class="badge ${d.success ? 'confirmed' : 'error'}">${d.outcome}</span>${d.error && d.error !== `HTTP ${d.status_code}` ? html`<br><span class="reason">${d.error}</span>` : ''}</td>
   <td class="num">${d.duration_ms} ms</td>
   <td><details id="delivery-${d.id}"><summary>Request<span class="visually-hidden"> of attempt ${d.id}</span></summary>
     <h4>Headers</h4>${headerList(d.headers)}
@@ -61,6 +63,12 @@ ${deliveries(data.deliveries)}
 </section>`;
 }
 
-export function webhookActions(view: ViewContext, accountId: bigint): SafeHtml {
-  return html`<div class="panels">${panel('As the account holder', 'holder-title', [resendForm(view, accountId, 'resend')])}</div>`;
+const RETRIES = `A failed delivery is tried again ${RETRY_DELAYS_MS.map((ms) => duration(ms)).join(', ')} after each failure, on business time: advancing the clock brings the next try forward.`;
+
+/** Resending (the holder) and, with the test clock, time moving on to the next retry. */
+export function webhookActions(view: ViewContext, accountId: bigint, clock: ClockState | null): SafeHtml {
+  return html`<div class="panels">
+${panel('As the account holder', 'holder-title', [resendForm(view, accountId, 'resend')])}
+${clock ? panel('As the network', 'network-title', [clockCard(view, 'clock', clock, RETRIES)]) : ''}
+</div>`;
 }
