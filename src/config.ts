@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { InvalidPostgresUrl, parsePostgresUrl } from './db/connection.ts';
 import { randomToken } from './lib/ids.ts';
 import { signingFilesProblem } from './modules/locations/signing/files.ts';
 
@@ -118,6 +119,23 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
     return fail(name, `must be a URL (${protocols.join(' or ')})`);
   }
   if (!protocols.includes(parsed.protocol)) fail(name, `must use ${protocols.join(' or ')}`);
+  return raw;
+}
+
+/**
+ * A PostgreSQL URL of one host, or of several as libpq writes them
+ * (`postgres://u@h1:p1,h2:p2/db?target_session_attrs=read-write`, db/connection.ts).
+ */
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^postgres(ql)?:/.test(raw)) return url(env, name, ['postgres:', 'postgresql:']);
+  try {
+    parsePostgresUrl(raw);
+  } catch (error) {
+    if (error instanceof InvalidPostgresUrl) fail(name, error.message);
+    throw error;
+  }
   return raw;
 }
 
@@ -259,7 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
   const mode = env.PIX_MODE ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'production') fail('PIX_MODE', `must be sandbox or production (got ${quote(mode)})`);
   const production = mode === 'production';
-  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseUrl = postgresUrl(env, 'DATABASE_URL');
   if (production && !databaseUrl) {
     fail('DATABASE_URL', 'is required when PIX_MODE=production (the embedded database never fsyncs)');
   }

@@ -1,12 +1,12 @@
 // One PostgreSQL connection per use, for the scripts that read or set up the database beside the
-// service (bench, chaos, soak).
-import pg from 'pg';
+// service (bench, chaos, soak). A multi-host URL (a replicated cluster, npm run cluster) is
+// connected to as the service connects: to its read-write server.
+import type pg from 'pg';
+import { connectClient } from '../../src/db/multi-host.ts';
 
 export async function withClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
   // A connection the server ends (a database dropped, a restart) fails the query, not the process.
-  client.on('error', () => undefined);
-  await client.connect();
+  const client = await connectClient(url);
   try {
     return await fn(client);
   } finally {

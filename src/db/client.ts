@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type Transaction } from 'kysely';
 import pg from 'pg';
+import { parsePostgresUrl, postgresTarget } from './connection.ts';
+import { currentServer, multiHostClient } from './multi-host.ts';
 import { NodePostgresDialect } from './node-postgres-dialect.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { timestamptzParser } from './timestamptz.ts';
@@ -21,7 +23,23 @@ export interface Database {
    */
   readonly lists: Db;
   readonly kind: 'pglite' | 'postgres';
+  /** The API pool's connections now (on PGlite, its one session): for metrics and health. */
+  stats(): PoolStats;
+  /**
+   * `host:port` of the server the connections are on: for a multi-host URL the read-write server
+   * last found (it changes with a failover); for one host, that host; undefined on PGlite, and on
+   * a multi-host URL before the first connection.
+   */
+  server(): string | undefined;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections open, in use or idle. */
+  readonly total: number;
+  readonly idle: number;
+  /** Callers waiting for a connection. */
+  readonly waiting: number;
 }
 
 const INT8_OID = 20;
@@ -66,15 +84,19 @@ export interface ListPoolOptions {
 export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (!options.url) return openPGlite(options.dataDir);
   const name = options.applicationName ?? 'pix-api';
-  const db = postgresPool({ url: options.url, poolSize: options.poolSize ?? 10, queueTimeoutMs: options.queueTimeoutMs, applicationName: name });
+  const url = options.url;
+  const { db, pool } = postgresPool({ url, poolSize: options.poolSize ?? 10, queueTimeoutMs: options.queueTimeoutMs, applicationName: name });
+  const stats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  const first = postgresTarget(url);
+  const server = () => (parsePostgresUrl(url).multiHost ? currentServer(url) : `${first.host}:${first.port}`);
   const list = options.lists;
-  if (!list) return { db, lists: db, kind: 'postgres', close: () => db.destroy() };
+  if (!list) return { db, lists: db, kind: 'postgres', stats, server, close: () => db.destroy() };
   // A list is one statement on one core: the time limit bounds it, and no parallel workers take
   // more cores for it than its connection has. Every list names the account and has an index that
   // starts with it: without sequential scans, none reads other accounts' rows, even for an account
   // that holds most of a table (where the planner would otherwise scan it whole to count).
-  const lists = postgresPool({
-    url: options.url,
+  const { db: lists } = postgresPool({
+    url,
     poolSize: list.poolSize,
     queueTimeoutMs: options.queueTimeoutMs,
     applicationName: `${name}-lists`,
@@ -84,6 +106,8 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
     db,
     lists,
     kind: 'postgres',
+    stats,
+    server,
     close: async () => {
       await Promise.all([db.destroy(), lists.destroy()]);
     },
@@ -99,9 +123,12 @@ interface PoolOptions {
   settings?: string;
 }
 
-function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings }: PoolOptions): Db {
+function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings }: PoolOptions): { db: Db; pool: pg.Pool } {
+  // A multi-host URL: each new connection goes host by host and keeps a read-write one
+  // (db/multi-host.ts); keepalives find a server gone without a word. One host: node-postgres's own.
+  const where = parsePostgresUrl(url).multiHost ? { Client: multiHostClient(url), keepAlive: true } : { connectionString: url };
   const pool = new pg.Pool({
-    connectionString: url,
+    ...where,
     max: poolSize,
     ...(queueTimeoutMs ? { connectionTimeoutMillis: queueTimeoutMs } : {}),
     ...(settings ? { options: settings } : {}),
@@ -121,7 +148,7 @@ function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
   });
-  return new Kysely<DB>({ dialect: new NodePostgresDialect(pool) });
+  return { db: new Kysely<DB>({ dialect: new NodePostgresDialect(pool) }), pool };
 }
 
 async function openPGlite(dataDir: string | undefined): Promise<Database> {
@@ -157,6 +184,8 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
     db,
     lists: db,
     kind: 'pglite',
+    stats: () => ({ total: 1, idle: 0, waiting: 0 }),
+    server: () => undefined,
     close: async () => {
       await db.destroy();
       unlock();

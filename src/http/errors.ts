@@ -84,18 +84,24 @@ function validationMessage(error: FastifyError): string {
 }
 
 /**
- * The database restarting, unreachable, out of connections, or a transaction chosen as a
- * deadlock or serialization victim: nothing was committed for the request, and the same request
- * (with the same idempotency key) can simply be sent again, so 503 with Retry-After, not 500.
+ * The database restarting, failing over, unreachable, out of connections, or a transaction chosen
+ * as a deadlock or serialization victim: nothing was committed for the request, or what was is
+ * found again by its idempotency key, so the same request can simply be sent again: 503 with
+ * Retry-After, not 500. A failover shows as connections ended (57P01 admin shutdown, 57P02, a
+ * socket closed), servers refusing them while they start or recover (57P03), a write meeting a
+ * server that is now read-only (25006), and no read-write server among the hosts (08001).
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const e = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
-  if (/^(08|57P0|53300|40001|40P01)/.test(code)) return true;
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'].includes(code)) return true;
+  if (/^(08|57P0|53300|40001|40P01|25006$)/.test(code)) return true;
+  if (UNREACHABLE.has(code)) return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|connection error|not queryable/i.test(message) || POOL_WAIT.test(message);
+  return /Connection terminated|connection error|not queryable|^timeout expired$/i.test(message) || POOL_WAIT.test(message);
 }
+
+/** Node's errors for a server that cannot be reached, or went away under a connection. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EHOSTDOWN']);
 
 /** pg-pool's error for a caller that waited too long for a connection (DATABASE_QUEUE_TIMEOUT_MS). */
 const POOL_WAIT = /timeout exceeded when trying to connect/i;
@@ -103,20 +109,22 @@ const isPoolWait = (error: unknown) => error instanceof Error && POOL_WAIT.test(
 
 /**
  * Under an overload every refused request would log a warning with its stack, and the logging
- * would add to the overload: refusals for a busy pool are summed into one line a second.
+ * would add to the overload: refusals for a busy pool are summed into one line a second. So are
+ * those of a database that is down or failing over (every request meets it for seconds): the
+ * first of each second is logged with its error, and the line counts the others since.
  */
-const busyLog = { count: 0, lastMs: 0 };
+const busyLog = { count: 0, lastMs: -Infinity };
+const downLog = { count: 0, lastMs: -Infinity };
 function logUnavailable(request: FastifyRequest, error: unknown): void {
-  if (!isPoolWait(error)) {
-    request.log.warn({ err: error }, 'database unavailable');
-    return;
-  }
-  busyLog.count++;
+  const busy = isPoolWait(error);
+  const counter = busy ? busyLog : downLog;
+  counter.count++;
   const now = performance.now();
-  if (now - busyLog.lastMs < 1000) return;
-  request.log.warn({ refused: busyLog.count }, 'no database connection free in time: requests answered 503 (DATABASE_POOL_SIZE, DATABASE_QUEUE_TIMEOUT_MS)');
-  busyLog.count = 0;
-  busyLog.lastMs = now;
+  if (now - counter.lastMs < 1000) return;
+  if (busy) request.log.warn({ refused: busyLog.count }, 'no database connection free in time: requests answered 503 (DATABASE_POOL_SIZE, DATABASE_QUEUE_TIMEOUT_MS)');
+  else request.log.warn({ err: error, refused: downLog.count }, 'database unavailable: requests answered 503');
+  counter.count = 0;
+  counter.lastMs = now;
 }
 
 /** What an error answers, whatever the dialect writes it as: the seed's body and any headers. */

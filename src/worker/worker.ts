@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pg from 'pg';
 import type { Database } from '../db/client.ts';
+import { connectClient } from '../db/multi-host.ts';
 import { settleDue, type SettlementDeps } from '../modules/settlement/service.ts';
 import { deleteExpiredIdempotencyKeys } from '../modules/transfers/repo.ts';
 import { deleteTraceContexts } from '../telemetry/repo.ts';
@@ -225,24 +226,31 @@ export class Worker {
     return nap(ms, (wake) => (this.#wake = wake));
   }
 
+  /**
+   * LISTENs on the primary: on a multi-host URL the connection goes to the read-write server
+   * (db/multi-host.ts), so after a failover, once the old one's connection ends, the next is made
+   * to the new primary, and wakes from every process reach this one again.
+   */
   async #listen(url: string): Promise<void> {
     while (this.#running) {
-      const client = new pg.Client({ connectionString: url, application_name: 'pix-api-worker-listen' });
-      const closed = new Promise<void>((resolve) => {
-        client.on('error', () => resolve());
-        client.on('end', () => resolve());
-      });
+      let client: pg.Client | undefined;
       try {
-        await client.connect();
-        client.on('notification', this.wake);
-        await client.query('LISTEN pix_settlement');
-        this.#listener = client;
+        client = await connectClient(url, { application_name: 'pix-api-worker-listen' });
+        const open = client;
+        // Made before any I/O can end the connection: its error or end resolves it.
+        const closed = new Promise<void>((resolve) => {
+          open.on('error', () => resolve());
+          open.on('end', () => resolve());
+        });
+        open.on('notification', this.wake);
+        await open.query('LISTEN pix_settlement');
+        this.#listener = open;
         // stop() may have come while connecting; it ends the client it saw, so check again.
         if (this.#running) await closed;
       } catch (error) {
         this.#options.log.warn({ err: error }, 'settlement LISTEN connection failed; polling meanwhile');
       }
-      await client.end().catch(() => undefined);
+      await client?.end().catch(() => undefined);
       if (this.#running) await new Promise((resolve) => setTimeout(resolve, 1000));
     }
   }
