@@ -48,6 +48,7 @@ import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes/index.ts';
 import { transactionRoutes } from './modules/transactions/routes/index.ts';
 import { TransferBatcher } from './modules/transfers/batcher.ts';
+import { CobBatcher } from './modules/charges/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes/index.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
@@ -246,6 +247,8 @@ interface Services {
   readonly trust: CertificateTrust;
   readonly lists: ListQueries;
   readonly metrics: ServiceMetrics;
+  /** New immediate charges, created together (both dialects share it). */
+  readonly cobs: CobBatcher;
 }
 
 type PerMinute = (limit: number, prefix: string) => RateLimiter;
@@ -306,7 +309,7 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
     signer.catch(() => (signer = undefined));
     return signer;
   };
-  const bcb: BcbDeps = { config, db, clock, lists, payloadSigner };
+  const bcb: BcbDeps = { config, db, clock, lists, payloadSigner, cobs: services.cobs };
   const authenticate = accountAuthentication({ clock: realClockOf(deps), tokens, trust, links });
   await main.register(bcbScopeWith({ onRequest: authenticate }, ...bcbOperations(bcb)), { prefix: BCB_PREFIX });
   for (const routes of bcbPublicRoutes(bcb)) await main.register(routes);
@@ -328,7 +331,8 @@ function createServices(deps: AppDeps, { main, keys, metrics }: Parts): Services
   const trust: CertificateTrust = { trustedProxies: config.trustedProxies, requireClientCa: Boolean(config.tls?.clientCaFile) };
   // Every account list goes through this: its own connections and a limit per account.
   const lists = new ListQueries(deps.listDb ?? db, { perAccount: config.listConcurrencyPerAccount, queueTimeoutMs: config.listQueueTimeoutMs });
-  return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists, metrics };
+  const cobs = new CobBatcher(db, deps.clock);
+  return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists, metrics, cobs };
 }
 
 /** The sandbox's webhook faults, for a sender's options (none in production). */
@@ -417,7 +421,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
     );
     await accountScope.register(directoryRoutes({ db, lookups }));
     await accountScope.register(transactionRoutes({ db, clock, lists }));
-    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists }));
+    await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists, cobs: services.cobs }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));
     await accountScope.register(webhookRoutes({ db, clock, realClock: realClockOf(deps), sender, policy, resendLimiter, lists }));

@@ -247,8 +247,8 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       await sql<{ id: bigint }>`insert into ledger_accounts (account_id, code, allow_negative) values (null, 'test_other', true) returning id`.execute(t.db)
     ).rows[0]!.id;
     const insert = (debit: bigint, credit: bigint, amount: bigint) =>
-      sql`insert into postings (ledger_tx_id, kind, debit_account_id, credit_account_id, amount_centavos)
-          values (${tx}, 'test', ${debit}, ${credit}, ${amount})`.execute(t.db);
+      sql`insert into postings (ledger_tx_id, kind, debit_account_id, credit_account_id, amount_centavos, created_at)
+          values (${tx}, 'test', ${debit}, ${credit}, ${amount}, now())`.execute(t.db);
     await insert(network, other, 1n);
     for (const amount of [0n, -5n]) {
       await assert.rejects(insert(network, other, amount), (e: { code?: string }) => e.code === '23514');
@@ -259,9 +259,9 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
   it('refuses rows that break the column rules kept as domains', async () => {
     const violates = (error: unknown) => (error as { code?: string }).code === '23514';
     const transaction = (row: Record<string, unknown>) =>
-      sql`insert into transactions (account_id, type, status, amount_centavos, fee_centavos, priority, counterpart_behavior)
+      sql`insert into transactions (account_id, type, status, amount_centavos, fee_centavos, priority, counterpart_behavior, created_at, updated_at)
           values (1, ${row.type ?? 'WITHDRAW'}, ${row.status ?? 'PENDING'}, ${row.amount ?? 100n}, ${row.fee ?? 0n},
-                  ${row.priority ?? 'NORM'}, ${row.behavior ?? null})`.execute(t.db);
+                  ${row.priority ?? 'NORM'}, ${row.behavior ?? null}, now(), now())`.execute(t.db);
     await transaction({});
     for (const bad of [{ type: 'GIFT' }, { status: 'DONE' }, { amount: 0n }, { amount: -1n }, { fee: -1n }, { priority: 'LOW' }, { behavior: 'accept' }]) {
       await assert.rejects(transaction(bad), violates, JSON.stringify(bad, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
@@ -272,11 +272,11 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
       violates,
     );
     await assert.rejects(
-      sql`insert into idempotency_keys (account_id, key, request_hash, status, expires_at) values (1, 'k', 'h', 'LOST', now())`.execute(t.db),
+      sql`insert into idempotency_keys (account_id, key, request_hash, status, expires_at, created_at) values (1, 'k', 'h', 'LOST', now(), now())`.execute(t.db),
       violates,
     );
     await assert.rejects(
-      sql`insert into webhook_deliveries (account_id, url, message_id, status) values (1, 'https://x.example', 'm', 'GONE')`.execute(t.db),
+      sql`insert into webhook_deliveries (account_id, url, message_id, status, next_attempt_at, created_at) values (1, 'https://x.example', 'm', 'GONE', now(), now())`.execute(t.db),
       violates,
     );
   });

@@ -11,6 +11,7 @@ import { pixOperations } from './pix/routes.ts';
 import { webhookOperations } from './webhook/routes.ts';
 import { cobvPayloadRoute } from './cobv/payload.ts';
 import { cobvOperations } from './cobv/routes.ts';
+import type { CobBatcher } from '../../modules/charges/batcher.ts';
 import { lotecobvOperations } from './lotecobv/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
@@ -25,6 +26,8 @@ export interface BcbDeps {
    * use (generating the sandbox's CA and key the first time), then the same one.
    */
   readonly payloadSigner: () => Promise<PayloadSigner>;
+  /** New charges with new locations, created together (shared with the root's /cob). */
+  readonly cobs?: CobBatcher;
 }
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */

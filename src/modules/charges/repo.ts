@@ -366,3 +366,39 @@ export type PaymentRow = Awaited<ReturnType<typeof findPayments>>[number];
 
 /** Changes when a charge is created: the newest id (an index look-up). */
 export const changeMarker = (db: DbExecutor) => db.selectFrom('charges').select((eb) => eb.fn.max('id').as('marker'));
+
+/** An immediate charge to create with a new location (`token`), in a batch (charges/batcher.ts). */
+export interface NewCob extends Omit<NewCharge, 'locId' | 'now'> {
+  token: string;
+}
+
+/**
+ * Creates a batch of immediate charges with their locations (pix_cob_create_batch): for each,
+ * the charge as created with its location, or null when its txid is taken.
+ */
+export async function createCobs(db: DbExecutor, items: readonly NewCob[], now: Date): Promise<(ChargeWithPayment | null)[]> {
+  const json = items.map((c, ord) => ({
+    ord,
+    account_id: c.accountId.toString(),
+    txid: c.txid,
+    token: c.token,
+    expiracao: c.expiracaoSeconds,
+    amount: c.amountCentavos.toString(),
+    modalidade: c.modalidadeAlteracao,
+    chave: c.chave,
+    devedor: c.devedor,
+    solicitacao: c.solicitacaoPagador,
+    info: c.infoAdicionais,
+    br_code: c.brCode,
+    pix_copia_e_cola: c.pixCopiaECola,
+    retirada: c.retirada ?? null,
+  }));
+  const created = await prepared('cob_create_batch', sql<{ ord: number; charge_id: bigint | null }>`
+    select ord, charge_id from pix_cob_create_batch(${JSON.stringify(json)}::jsonb, ${now}::timestamptz)`).execute(db);
+  const ids = created.rows.flatMap((r) => (r.charge_id === null ? [] : [r.charge_id]));
+  const rows = ids.length === 0 ? [] : await withPayment(db).where('charges.id', 'in', ids).execute();
+  const byId = new Map(rows.map((r) => [r.id, r as ChargeWithPayment]));
+  const answers: (ChargeWithPayment | null)[] = new Array(items.length).fill(null);
+  for (const r of created.rows) answers[r.ord] = r.charge_id === null ? null : (byId.get(r.charge_id) ?? null);
+  return answers;
+}

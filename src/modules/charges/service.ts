@@ -21,7 +21,7 @@ import { formatCentavos, parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { findKey } from '../directory/repo.ts';
 import type { LocationRow } from '../locations/repo.ts';
-import { locationUrl, takeLocation } from '../locations/service.ts';
+import { locationUrl, newLocationToken, takeLocation } from '../locations/service.ts';
 import { requirePixKey } from '../directory/service.ts';
 import { receivePix } from '../settlement/service.ts';
 import { lastPayableDay } from '../cobv/amount.ts';
@@ -30,6 +30,7 @@ import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
 import { refundsOf, type RefundRow } from '../refunds/repo.ts';
 import * as repo from './repo.ts';
 import { Lru } from '../../lib/lru.ts';
+import type { CobBatcher } from './batcher.ts';
 import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional, PaymentRow } from './repo.ts';
 
 export interface ChargesDeps {
@@ -40,6 +41,8 @@ export interface ChargesDeps {
   readonly publicUrl: string;
   /** Draws the txid of POST /cob (tests make it collide). */
   readonly newTxid?: () => string;
+  /** Creates charges with new locations together (group commit); each alone without it. */
+  readonly cobs?: CobBatcher;
 }
 
 /** GET /cob runs with the account lists' connections and limits. */
@@ -249,39 +252,53 @@ export async function createCharge(
   if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
   const [chave, merchant] = await Promise.all([chargeKey(deps.db, accountId, input.chave), merchantName(deps.db, accountId)]);
   const solicitacaoPagador = input.solicitacaoPagador ?? null;
-  const now = deps.clock.now();
+  const fields = (id: string) => ({
+    accountId,
+    txid: id,
+    expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
+    amountCentavos,
+    modalidadeAlteracao,
+    retirada: retirada as Record<string, unknown> | null,
+    chave,
+    devedor,
+    solicitacaoPagador,
+    infoAdicionais: input.infoAdicionais ?? null,
+    brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
+  });
   // A generated txid that one of the account's charges already has (32 random alphanumerics: in
   // theory only) is drawn again; another account's charges do not count.
   const draw = deps.newTxid ?? (() => randomAlphanumeric(GENERATED_TXID_LENGTH));
   for (let attempt = 0; ; attempt++) {
     const id = txid ?? draw();
+    let created: ChargeWithPayment | null;
     try {
-      return await deps.db.transaction().execute(async (trx) => {
-        const location = await takeLocation(trx, accountId, 'cob', input.loc?.id, now);
-        const inserted = await repo.insertCharge(trx, {
-          accountId,
-          txid: id,
-          expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
-          amountCentavos,
-          modalidadeAlteracao,
-          retirada: retirada as Record<string, unknown> | null,
-          chave,
-          devedor,
-          solicitacaoPagador,
-          infoAdicionais: input.infoAdicionais ?? null,
-          brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
-          locId: location.id,
-          pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, merchant),
-          now,
-        });
-        // New: no payment yet, and its location is the one just taken.
-        return { ...inserted, pix_end_to_end_id: null, pix_amount_centavos: null, pix_at: null, loc_token: location.token, loc_created_at: location.created_at };
-      });
+      // A new location: with the charges arriving beside it, in one commit; a given one, alone.
+      created = deps.cobs && input.loc?.id === undefined ? await batched(deps, deps.cobs, fields(id), merchant) : await alone(deps, fields(id), input.loc?.id, merchant);
     } catch (error) {
       if (!repo.isTxidTaken(error)) throw error;
-      if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
+      created = null;
     }
+    if (created) return created;
+    if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
   }
+}
+
+type CobFields = Omit<repo.NewCharge, 'locId' | 'pixCopiaECola' | 'now'>;
+
+function batched(deps: ChargesDeps, cobs: CobBatcher, fields: CobFields, merchant: string): Promise<ChargeWithPayment | null> {
+  const token = newLocationToken();
+  return cobs.submit({ ...fields, token, pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, { tipo_cob: 'cob', token }, merchant) });
+}
+
+/** A charge on its own: a location taken (`locId`) or made, and the charge, in one transaction. */
+function alone(deps: ChargesDeps, fields: CobFields, locId: number | bigint | undefined, merchant: string): Promise<ChargeWithPayment> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const location = await takeLocation(trx, fields.accountId, 'cob', locId, now);
+    const inserted = await repo.insertCharge(trx, { ...fields, locId: location.id, pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, merchant), now });
+    // New: no payment yet, and its location is the one just taken.
+    return { ...inserted, pix_end_to_end_id: null, pix_amount_centavos: null, pix_at: null, loc_token: location.token, loc_created_at: location.created_at };
+  });
 }
 
 /** The dynamic BR Code of a location: what a payer scans to fetch the charge's signed payload. */

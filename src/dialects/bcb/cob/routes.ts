@@ -157,7 +157,14 @@ function listCobs(app: RouteApp, deps: ChargeListDeps) {
 export const cobOperations =
   (bcb: BcbDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const deps: ChargeListDeps = { db: bcb.db, clock: bcb.clock, ispb: bcb.config.pspIspb, publicUrl: bcb.config.publicUrl, lists: bcb.lists };
+    const deps: ChargeListDeps = {
+      db: bcb.db,
+      clock: bcb.clock,
+      ispb: bcb.config.pspIspb,
+      publicUrl: bcb.config.publicUrl,
+      lists: bcb.lists,
+      ...(bcb.cobs ? { cobs: bcb.cobs } : {}),
+    };
     putCob(app, deps);
     postCob(app, deps);
     getCob(app, deps);
