@@ -165,6 +165,8 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   const controls = await startControls(config, database, log, taken);
   // One registry for the process: the worker's settlements and deliveries count beside the requests.
   const metrics = new ServiceMetrics();
+  metrics.addPool('api', () => database.stats());
+  if (workerDatabase !== database) metrics.addPool('worker', () => workerDatabase.stats());
   const worker = createWorker(config, workerDatabase, log, taken, controls, metrics);
   const listeners = await buildListeners({
     config,

@@ -29,6 +29,7 @@ describe('GET /metrics', () => {
   before(async () => {
     metrics = new ServiceMetrics();
     t = await startTestApp({ metrics });
+    metrics.addPool('api', () => t.testDb.database.stats());
     client = await createClient(t);
     await creditAccount(t.db, client.accountId, 100_000n);
     rcv = await startWebhookReceiver();
@@ -63,6 +64,8 @@ describe('GET /metrics', () => {
       'pix_webhook_oldest_pending_age_seconds',
       'pix_webhook_open_circuit_breakers',
       'pix_database_primary',
+      'pix_database_connections_in_use{pool="api"}',
+      'pix_database_connections_waiting{pool="api"}',
       'nodejs_eventloop_lag_p99_seconds',
       'process_cpu_user_seconds_total',
       'nodejs_heap_size_used_bytes',
