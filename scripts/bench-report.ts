@@ -3,6 +3,7 @@
 import type { Costs, Invariants } from './bench-db.ts';
 import type { IsolationResult } from './bench-lists.ts';
 import type { BcbResults } from './bench-bcb.ts';
+import { consoleReport, type ConsoleResults } from './bench-console.ts';
 import type { FairnessResult } from './bench-fairness.ts';
 import { percentile, type BurstResult, type LoadResult, type OpenLoopResult } from './bench-load.ts';
 
@@ -87,7 +88,7 @@ export interface TimedAnswer {
 
 export type ReadsAtRate = OpenLoopResult & Costs & { offeredRate: number };
 
-interface Row {
+export interface Row {
   label: string;
   rate?: number;
   ratio?: string;
@@ -463,6 +464,13 @@ function bcbReport(r: BcbResults): { rows: Row[]; lines: string[] } {
 export function printBcb(r: BcbResults): void {
   const { rows: bcbRows, lines } = bcbReport(r);
   printTable(bcbRows);
+  for (const line of lines) console.log(line);
+}
+
+/** The console's cost alone (BENCH_ONLY=console): a row per round, then the spreads (scripts/bench-console.ts). */
+export function printConsole(r: ConsoleResults): void {
+  const { rows: consoleRows, lines } = consoleReport(r);
+  printTable(consoleRows);
   for (const line of lines) console.log(line);
 }
 

@@ -26,10 +26,11 @@ import { Pool } from 'undici';
 import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes } from './bench-db.ts';
 import { listIsolation, seedCharges } from './bench-lists.ts';
 import { bcbRuns } from './bench-bcb.ts';
+import { consoleRuns } from './bench-console.ts';
 import { burst, closedLoop, openLoop } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
 import { performancePage, type Machine } from './bench-page.ts';
-import { printBcb, printFairness, report, reportIsolation, type Results } from './bench-report.ts';
+import { printBcb, printConsole, printFairness, report, reportIsolation, type Results } from './bench-report.ts';
 import { ApiClient, undiciTransport, type AccountApi, type ApiRequest } from './lib/api-client.ts';
 import { withClient } from './lib/pg.ts';
 import { databaseUrl, SERVICE_MAIN as MAIN, startChild, stopChild } from './lib/processes.ts';
@@ -59,7 +60,8 @@ const BURST = envNumber('BENCH_BURST', 3000);
 /**
  * BENCH_ONLY=fairness provisions the accounts and runs the fairness scenario alone
  * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone;
- * BENCH_ONLY=bcb, BCB's dialect alone (scripts/bench-bcb.ts).
+ * BENCH_ONLY=bcb, BCB's dialect alone (scripts/bench-bcb.ts); BENCH_ONLY=console, the balance and
+ * transfer loops with and without a console open (scripts/bench-console.ts).
  */
 const ONLY = process.env.BENCH_ONLY;
 /** `--write <file>`: the page (docs/performance.md) to write the run to. */
@@ -133,6 +135,11 @@ interface Bench {
 /** Which account a closed-loop client sends its i-th request from. */
 const spreadIndex = (b: Bench, worker: number, i: number) => (worker * 7919 + i) % b.accounts.length;
 const spreadPick = (b: Bench) => (worker: number, i: number) => b.accounts[spreadIndex(b, worker, i)]!;
+/** GET /accounts/balances of the account a closed-loop client's i-th request is from. */
+function balancesGetOf(b: Bench) {
+  const pick = spreadPick(b);
+  return (worker: number, i: number): ApiRequest => ({ method: 'GET', path: '/accounts/balances', headers: pick(worker, i).headers });
+}
 
 /** A run measured against a reference taken right beside it: the mean rate of the reference runs just before and just after. */
 interface Round<R, F> {
@@ -179,8 +186,7 @@ async function httpRuns(b: Bench) {
   const helloPool = pool(CLIENTS + 4, `http://127.0.0.1:${hello.port}`);
   const helloHttp = helloPool.api;
   const helloGet = (): ApiRequest => ({ method: 'GET', path: '/', headers: {} });
-  const pick = spreadPick(b);
-  const balancesGet = (worker: number, i: number): ApiRequest => ({ method: 'GET', path: '/accounts/balances', headers: pick(worker, i).headers });
+  const balancesGet = balancesGetOf(b);
   try {
     await closedLoop(helloHttp, CLIENTS, 1, helloGet, 200);
     await closedLoop(b.http, CLIENTS, 1, balancesGet, 200);
@@ -433,6 +439,8 @@ async function runOnly(b: Bench, { receiver, slow }: Receivers): Promise<boolean
     printFairness(await fairness(b, receiver, slow));
   } else if (ONLY === 'bcb') {
     printBcb(await bcbRun(b));
+  } else if (ONLY === 'console') {
+    printConsole(await consoleRun(b));
   } else if (ONLY === 'open') {
     const [open] = await withWebhooks(b, receiver, async (registered) => [await openRun(b, receiver, RATE, registered)]);
     printOpen(RATE, open!);
@@ -494,6 +502,24 @@ async function bcbRun(b: Bench) {
     seconds: SECONDS,
     dictPix: (worker, i) => transfer(pick(worker, i)),
     measure: (run) => measured(b.url, b.pid, run),
+  });
+}
+
+/** The console's cost: the balance and transfer loops in rounds without and with a console open (scripts/bench-console.ts). */
+async function consoleRun(b: Bench) {
+  const pick = spreadPick(b);
+  return consoleRuns({
+    api: b.http,
+    origin: `http://127.0.0.1:${PORT}`,
+    admin: ADMIN,
+    clients: CLIENTS,
+    seconds: SECONDS,
+    rounds: ROUNDS,
+    page: `/console/accounts/${b.accounts[0]!.accountId}`,
+    balancesGet: balancesGetOf(b),
+    dictPix: (worker, i) => transfer(pick(worker, i)),
+    measure: (run) => measured(b.url, b.pid, run),
+    settle: () => drained(b.url),
   });
 }
 
