@@ -9,16 +9,26 @@
 //
 //   CHAOS_SECONDS=60 CHAOS_ACCOUNTS=12 CHAOS_CLIENTS=12 CHAOS_RESTART_PG=1 npm run chaos
 //
+// `npm run chaos -- --failover` runs the same on a replicated PostgreSQL of its own (pg_auto_failover,
+// as npm run cluster builds it) instead of the machine's server, and in place of the restart loses
+// the primary CHAOS_FAILOVERS times (1): kill -9 of its postmaster and keeper while transfers flow;
+// the monitor promotes the standby, the old primary comes back as a standby, and the time from
+// each kill to the first acknowledged write is reported (scripts/chaos/failover.ts).
+//
 // The workload, the faults and the checks are in scripts/chaos/. Exit code 0 only when every
 // check holds.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/webhook-receiver.ts';
-import { failures, runChecks, snapshots } from './chaos/checks.ts';
+import { check, failures, runChecks, snapshots } from './chaos/checks.ts';
 import { log } from './chaos/common.ts';
+import { chaosCluster, injectFailovers, killToFirstWrite, standbyMatches, type Failover } from './chaos/failover.ts';
 import { Cluster, injectFaults, waitForPostgres } from './chaos/faults.ts';
+import { postgresTarget } from '../src/db/connection.ts';
+import type { PgCluster } from './lib/cluster.ts';
 import { idempotencyStorm, logFirstAnswers, openBank, quiesce, receive, resendUnknown, runClients } from './chaos/workload.ts';
 import { query } from './lib/pg.ts';
 import { databaseUrl } from './lib/processes.ts';
@@ -30,21 +40,25 @@ const CLIENTS = envNumber('CHAOS_CLIENTS', 12);
 const SERVE_PROCESSES = envNumber('CHAOS_PROCESSES', 2);
 const KILL_EVERY_MS = envNumber('CHAOS_KILL_EVERY_MS', 2500);
 const RESTART_PG = (process.env.CHAOS_RESTART_PG ?? '1') === '1';
+const FAILOVER = parseArgs({ options: { failover: { type: 'boolean' } } }).values.failover === true;
+const FAILOVERS = envNumber('CHAOS_FAILOVERS', 1);
 const ADMIN = `chaos-admin-${randomUUID()}`;
 
 /** The accounts, the clients' run under faults with snapshots beside it, then the storm, the resends and the quiet end. */
-async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver): Promise<void> {
+async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver, pg: PgCluster | undefined): Promise<void> {
   const bank = await openBank(cluster.first(), ADMIN, receiver, ACCOUNTS);
   const any = () => cluster.any();
   for (const a of bank.accounts) await receive(bank, any(), ADMIN, a, '500.00');
 
   const stop = new AbortController();
-  const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG, server: DATABASE_SERVER }, stop.signal);
+  const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG && !pg, server: DATABASE_SERVER }, stop.signal);
+  const failing = pg ? injectFailovers(pg, { seconds: SECONDS, count: FAILOVERS }, stop.signal) : Promise.resolve([]);
   const snapshotting = snapshots(url, stop.signal);
   const operations = await runClients(bank, any, ADMIN, CLIENTS, SECONDS);
   stop.abort();
   await faults;
   const taken = await snapshotting;
+  const failovers = await failing;
   await cluster.startStopped();
   log(`${operations} operations in ${SECONDS} s; kills: ${cluster.procs.map((p) => `${p.name} ${p.kills}`).join(', ')}`);
 
@@ -53,12 +67,38 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
   const retried = await resendUnknown(bank, any, CLIENTS);
   const pendingDeliveries = await quiesce(cluster.first(), ADMIN, url);
   await runChecks({ url, bank, crashes: cluster.crashes, snapshots: taken, storm, retried, pendingDeliveries, receiver });
+  if (pg) await checkFailovers(pg, url, bank, failovers);
+}
+
+/** What each failover took, and the checks that are the cluster's: each ended in writes, the standby holds what the primary holds. */
+async function checkFailovers(pg: PgCluster, url: string, bank: Parameters<typeof killToFirstWrite>[1], failovers: Failover[]): Promise<void> {
+  const times = killToFirstWrite(failovers, bank);
+  failovers.forEach((f, i) =>
+    log(`failover from ${f.node}: promoted ${f.promotedMs} ms after the kill, first acknowledged write ${times[i] ?? 'none'} ms after it, old primary a standby again after ${f.rejoinedMs ?? 'never'} ms`),
+  );
+  check(failovers.length === FAILOVERS, `${failovers.length} of ${FAILOVERS} failovers made while the clients ran`);
+  check(times.every((t) => t !== null), `after every failover the clients' writes went on (kill to first write: ${times.join(', ')} ms)`);
+  check(failovers.every((f) => f.rejoinedMs !== null), 'every old primary came back as a standby');
+  const counts = await standbyMatches(pg, postgresTarget(url).database);
+  check(counts.primary === counts.standby, `the standby holds every movement the primary holds (${counts.standby} of ${counts.primary})`);
 }
 
 async function main() {
+  const pg = FAILOVER ? await chaosCluster() : undefined;
+  const server = pg ? databaseUrl(pg.url, 'postgres') : DATABASE_SERVER;
+  try {
+    await run(server, pg);
+  } finally {
+    await pg?.down();
+  }
+  console.log(`\n${failures.length === 0 ? 'chaos: every check held' : `chaos: ${failures.length} check(s) failed`}`);
+  if (failures.length > 0) process.exitCode = 1;
+}
+
+async function run(server: string, pg: PgCluster | undefined) {
   const name = `pix_chaos_${Date.now()}`;
-  await query(DATABASE_SERVER, `create database ${name}`);
-  const url = databaseUrl(DATABASE_SERVER, name);
+  await query(server, `create database ${name}`);
+  const url = databaseUrl(server, name);
   const receiver = await startWebhookReceiver();
   const dataDir = mkdtempSync(join(tmpdir(), 'pix-chaos-'));
   const cluster = await Cluster.create(SERVE_PROCESSES, {
@@ -73,16 +113,17 @@ async function main() {
   try {
     await cluster.startStopped();
     log(`${SERVE_PROCESSES} service processes and a worker on ${url.replace(/\/\/.*@/, '//')}; receiver ${receiver.origin}`);
-    await bankTest(cluster, url, receiver);
+    await bankTest(cluster, url, receiver, pg);
   } finally {
     await cluster.close();
     await receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
-    await waitForPostgres(DATABASE_SERVER);
-    await query(DATABASE_SERVER, `drop database if exists ${name} with (force)`);
+    // The cluster goes whole; the machine's server keeps only what it had.
+    if (!pg) {
+      await waitForPostgres(server);
+      await query(server, `drop database if exists ${name} with (force)`);
+    }
   }
-  console.log(`\n${failures.length === 0 ? 'chaos: every check held' : `chaos: ${failures.length} check(s) failed`}`);
-  if (failures.length > 0) process.exitCode = 1;
 }
 
 await main();

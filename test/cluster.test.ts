@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -11,6 +10,7 @@ import { ApiClient, undiciTransport, type ApiRequest } from '../scripts/lib/api-
 import { archiveNow, baseBackup, dropRestored, restore, type Restored } from '../scripts/lib/backup.ts';
 import { ClusterUnavailable, installPackages, PgCluster, type ClusterNode } from '../scripts/lib/cluster.ts';
 import { query } from '../scripts/lib/pg.ts';
+import { freePortRange } from '../scripts/lib/processes.ts';
 import { provisionAccount, type ProvisionedAccount } from '../scripts/lib/provision.ts';
 import { connectClient } from '../src/db/multi-host.ts';
 import { onPostgres, TEST_KEY_ENCRYPTION_KEY } from './harness.ts';
@@ -39,25 +39,6 @@ function unavailable(): string | false {
   } catch (error) {
     if (error instanceof ClusterUnavailable) return error.message;
     throw error;
-  }
-}
-
-async function portsFree(base: number, count: number): Promise<boolean> {
-  for (let port = base; port < base + count; port++) {
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer().once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (!free) return false;
-  }
-  return true;
-}
-
-/** `count` consecutive free ports: the monitor, the nodes and a restored server. */
-async function freePortRange(count: number): Promise<number> {
-  for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
-    if (await portsFree(base, count)) return base;
   }
 }
 

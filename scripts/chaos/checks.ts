@@ -9,7 +9,7 @@ import { definite, type Bank, type Storm } from './workload.ts';
 
 export const failures: string[] = [];
 
-function check(ok: boolean, what: string): void {
+export function check(ok: boolean, what: string): void {
   console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) failures.push(what);
 }

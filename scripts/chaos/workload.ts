@@ -15,20 +15,23 @@ export const EVENT_TYPES = ['cash_in', 'cash_out', 'refund_in', 'refund_out'] as
 const OUTSIDE_OK = 'chaos-ok@example.com';
 const OUTSIDE_REJECT = 'chaos-reject@example.com';
 
-/** An answer, or none (status null) when the request failed on the way. */
+/** An answer, or none (status null) when the request failed on the way; when it was sent and came (performance.now()). */
 export interface Answer {
   status: number | null;
   body: Record<string, unknown>;
   error?: string;
+  sentAt: number;
+  at: number;
 }
 
 /** Sends a request; a failure on the way (a process killed, a timeout) is an answer with no status. */
 export async function call(client: ApiClient, request: ApiRequest): Promise<Answer> {
+  const sentAt = performance.now();
   try {
     const answer = await client.send(request);
-    return { status: answer.status, body: answer.body };
+    return { status: answer.status, body: answer.body, sentAt, at: performance.now() };
   } catch (error) {
-    return { status: null, body: {}, error: (error as Error).message };
+    return { status: null, body: {}, error: (error as Error).message, sentAt, at: performance.now() };
   }
 }
 

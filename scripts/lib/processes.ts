@@ -6,11 +6,9 @@ import { createServer } from 'node:net';
 
 export const SERVICE_MAIN = new URL('../../src/main.ts', import.meta.url).pathname;
 
-/** `server` (a PostgreSQL URL) with another database name. */
+/** `server` (a PostgreSQL URL, of one host or of several) with another database name. */
 export function databaseUrl(server: string, name: string): string {
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return server.replace(/^(postgres(?:ql)?:\/\/[^/?#]*)(\/[^?#]*)?/, `$1/${name}`);
 }
 
 /** A port nobody listens on now (for processes that must keep their port across restarts). */
@@ -21,6 +19,23 @@ export function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer().once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** The first of `count` consecutive ports nobody listens on now (a cluster's monitor and nodes), from a random start. */
+export async function freePortRange(count: number): Promise<number> {
+  for (;;) {
+    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    let free = true;
+    for (let port = base; port < base + count && free; port++) free = await portFree(port);
+    if (free) return base;
+  }
 }
 
 /** The port a process prints ("listening on ..."); its later output is read and dropped. */

@@ -4,7 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, type Transaction } from 'kysely';
 import pg from 'pg';
 import { parsePostgresUrl, postgresTarget } from './connection.ts';
-import { currentServer, multiHostClient } from './multi-host.ts';
+import { awaitFailover, currentServer, multiHostClient } from './multi-host.ts';
 import { NodePostgresDialect } from './node-postgres-dialect.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import { timestamptzParser } from './timestamptz.ts';
@@ -85,6 +85,8 @@ export async function openDatabase(options: OpenOptions): Promise<Database> {
   if (!options.url) return openPGlite(options.dataDir);
   const name = options.applicationName ?? 'pix-api';
   const url = options.url;
+  // A process started while its multi-host database fails over waits for the new primary.
+  await awaitFailover(url);
   const { db, pool } = postgresPool({ url, poolSize: options.poolSize ?? 10, queueTimeoutMs: options.queueTimeoutMs, applicationName: name });
   const stats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
   const first = postgresTarget(url);

@@ -6,7 +6,7 @@ import { classifyError, isDatabaseUnavailable } from '../http/errors.ts';
 import { onPostgres } from '../../test/harness.ts';
 import { openDatabase } from './client.ts';
 import { describeConnectionFailure, describePostgres, InvalidPostgresUrl, parsePostgresUrl, postgresTarget } from './connection.ts';
-import { connectClient, currentServer, NoReadWriteServer } from './multi-host.ts';
+import { awaitFailover, connectClient, currentServer, NoReadWriteServer } from './multi-host.ts';
 
 describe('PostgreSQL URLs of one host or several', () => {
   it('reads every host of a multi-host URL, in order, with its port or the default one', () => {
@@ -136,6 +136,14 @@ describe('multi-host connections on PostgreSQL', { skip: !onPostgres && 'needs a
       assert.equal(isDatabaseUnavailable(error), true);
       return true;
     });
+  });
+
+  it('a start does not wait when no server answers at all: only a failover under way (a server answering read-only) is waited for', async () => {
+    const started = performance.now();
+    await awaitFailover('postgres://postgres@127.0.0.1:1,127.0.0.1:2/pix?target_session_attrs=read-write', 30_000);
+    assert.ok(performance.now() - started < 1000);
+    const error = await connectClient('postgres://postgres@127.0.0.1:1,127.0.0.1:2/pix?target_session_attrs=read-write').catch((e: unknown) => e);
+    assert.equal((error as NoReadWriteServer).failingOver, false);
   });
 
   it('a pool on a multi-host URL: connections whose server ends them leave the pool, new ones are made on the next query', async () => {

@@ -23,8 +23,11 @@ const ignore = () => undefined;
 export class NoReadWriteServer extends Error {
   override name = 'NoReadWriteServer';
   readonly code = '08001';
-  constructor(tried: readonly string[]) {
+  /** A host answered, read-only or still starting (57P03): a failover may be under way, rather than every server down. */
+  readonly failingOver: boolean;
+  constructor(tried: readonly string[], failingOver = false) {
     super(`no read-write server among ${tried.join(', ')}`);
+    this.failingOver = failingOver;
   }
 }
 
@@ -114,6 +117,7 @@ export async function connectClient(url: string, config: pg.ClientConfig = {}, a
     return client;
   }
   const tried: string[] = [];
+  let failingOver = false;
   for (const index of order.order()) {
     if (attempt.aborted) break;
     const { host, port } = order.url.hosts[index]!;
@@ -123,10 +127,34 @@ export async function connectClient(url: string, config: pg.ClientConfig = {}, a
       return client;
     } catch (error) {
       const e = error as { code?: unknown; message?: unknown };
+      failingOver ||= error instanceof ReadOnlyServer || e.code === '57P03';
       tried.push(`${host}:${port} (${typeof e.code === 'string' ? e.code : String(e.message)})`);
     }
   }
-  throw attempt.aborted ? new Error('timeout expired') : new NoReadWriteServer(tried);
+  throw attempt.aborted ? new Error('timeout expired') : new NoReadWriteServer(tried, failingOver);
+}
+
+/** How long a process starting during a failover waits for the new primary before its first query fails. */
+const FAILOVER_WAIT_MS = 30_000;
+
+/**
+ * Waits while the servers of a multi-host URL are failing over (one answers, read-only or still
+ * starting, and none read-write), at most `waitMs`: a process started then waits for the new
+ * primary instead of failing its start. Returns at once when a server is read-write, or when none
+ * answers at all (its first query then fails as it would have).
+ */
+export async function awaitFailover(url: string, waitMs = FAILOVER_WAIT_MS): Promise<void> {
+  if (!hostOrder(url).url.multiHost) return;
+  const deadline = performance.now() + waitMs;
+  for (;;) {
+    try {
+      await (await connectClient(url)).end();
+      return;
+    } catch (error) {
+      if (!(error instanceof NoReadWriteServer && error.failingOver) || performance.now() > deadline) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
 }
 
 /** The part of node-postgres's client that pg-pool reads (pg-pool/index.js: `_queryable`, `_ending`). */
