@@ -90,19 +90,21 @@ export interface PgbenchDatabase {
   drop(): void;
 }
 
-export function pgbenchDatabase(): PgbenchDatabase {
+/** On the machine's server by default, or on another one's `port` (a cluster's primary, scripts/bench-cluster.ts). */
+export function pgbenchDatabase(port = 5432): PgbenchDatabase {
   const name = `pix_bench_pgbench_${Date.now()}`;
-  execFileSync('createdb', ['-h', '127.0.0.1', '-U', 'postgres', name]);
-  const drop = () => execFileSync('dropdb', ['-h', '127.0.0.1', '-U', 'postgres', '--force', name]);
+  const server = ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres'];
+  execFileSync('createdb', [...server, name]);
+  const drop = () => execFileSync('dropdb', [...server, '--force', name]);
   try {
-    execFileSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-i', '-q', '-s', '16', name], { stdio: 'ignore' });
+    execFileSync('pgbench', [...server, '-i', '-q', '-s', '16', name], { stdio: 'ignore' });
   } catch (error) {
     drop();
     throw error;
   }
   return {
     run(seconds) {
-      const out = execFileSync('pgbench', ['-h', '127.0.0.1', '-U', 'postgres', '-M', 'prepared', '-c', '16', '-j', '2', '-T', String(seconds), name], {
+      const out = execFileSync('pgbench', [...server, '-M', 'prepared', '-c', '16', '-j', '2', '-T', String(seconds), name], {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'ignore'],
       });

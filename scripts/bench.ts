@@ -26,6 +26,7 @@ import { Pool } from 'undici';
 import { drained, highLags, invariants, measured, pgbenchDatabase, type PgbenchDatabase, queued, seedTransactions, settledBetween, settlementTimes } from './bench-db.ts';
 import { listIsolation, seedCharges } from './bench-lists.ts';
 import { bcbRuns } from './bench-bcb.ts';
+import { clusterBench } from './bench-cluster.ts';
 import { consoleRuns } from './bench-console.ts';
 import { burst, closedLoop, openLoop } from './bench-load.ts';
 import { fairnessRun, SLOW_RECEIVER_DELAY_MS } from './bench-fairness.ts';
@@ -61,7 +62,8 @@ const BURST = envNumber('BENCH_BURST', 3000);
  * BENCH_ONLY=fairness provisions the accounts and runs the fairness scenario alone
  * (scripts/bench-fairness.ts); BENCH_ONLY=open, the open loop at BENCH_RATE with webhooks alone;
  * BENCH_ONLY=bcb, BCB's dialect alone (scripts/bench-bcb.ts); BENCH_ONLY=console, the balance and
- * transfer loops with and without a console open (scripts/bench-console.ts).
+ * transfer loops with and without a console open (scripts/bench-console.ts); BENCH_ONLY=cluster,
+ * the replicated PostgreSQL against the single server, and its failovers (scripts/bench-cluster.ts).
  */
 const ONLY = process.env.BENCH_ONLY;
 /** `--write <file>`: the page (docs/performance.md) to write the run to. */
@@ -565,6 +567,8 @@ async function runAll(b: Bench, { receiver, slow }: Receivers, hotReceiver: Acco
 }
 
 async function main() {
+  // The cluster bench runs services of its own, on a cluster of its own and on the single server.
+  if (ONLY === 'cluster') return clusterBench();
   const startedAt = new Date();
   const loadAtStart = loadavg()[0]!;
   const receivers = await startReceivers();
