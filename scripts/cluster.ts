@@ -5,6 +5,7 @@
 //
 //   npm run cluster                  build (installing Debian's pg_auto_failover when missing) or start it
 //   npm run cluster -- --status      the monitor's view of the nodes
+//   npm run cluster -- --switchover  a planned switchover: the standby becomes the primary, and the primary its standby
 //   npm run cluster -- --down        stop everything and delete ./cluster/
 //
 // CLUSTER_DIR (./cluster) and CLUSTER_PORT (6000: the monitor; the nodes on the next two) move it.
@@ -13,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { ClusterUnavailable, PgCluster } from './lib/cluster.ts';
 import { envNumber } from './lib/env.ts';
 
-const { values } = parseArgs({ options: { down: { type: 'boolean' }, status: { type: 'boolean' } } });
+const { values } = parseArgs({ options: { down: { type: 'boolean' }, status: { type: 'boolean' }, switchover: { type: 'boolean' } } });
 const cluster = new PgCluster({ dir: process.env.CLUSTER_DIR ?? 'cluster', basePort: envNumber('CLUSTER_PORT', 6000) });
 
 async function main(): Promise<void> {
@@ -22,8 +23,11 @@ async function main(): Promise<void> {
     console.log(`cluster: stopped, ${cluster.dir} deleted`);
     return;
   }
-  if (values.status) {
+  if (values.status || values.switchover) {
     if (!cluster.built()) throw new ClusterUnavailable(`no cluster in ${cluster.dir}: npm run cluster builds one`);
+    const started = performance.now();
+    if (values.switchover) await cluster.switchover();
+    if (values.switchover) console.log(`cluster: switched over in ${Math.round((performance.now() - started) / 100) / 10} s`);
     console.log((await cluster.showState()).trimEnd());
     return;
   }

@@ -197,6 +197,19 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
       const onStandby = await transfersOn(cluster.nodeUrl(killed));
       assert.deepEqual([...onStandby.keys()].sort(), [...onPrimary.keys()].sort(), 'the rejoined standby holds what the primary holds');
     }
+    // A planned switchover under the same load: the old primary's connections end (57P01), the
+    // service finds the new one, and every answer is kept as through a failover.
+    const before = (await cluster.primary()).name;
+    const switched = sent.length;
+    let switching = true;
+    const flowing = flow(() => !switching);
+    await cluster.switchover();
+    await delay(500);
+    switching = false;
+    await flowing;
+    assert.notEqual((await cluster.primary()).name, before, 'the switchover promoted the standby');
+    t.diagnostic(`switchover: ${sent.length - switched} transfers sent through it, ${sent.slice(switched).filter((e) => e.answers.some((a) => a.status === 503)).length} answered 503 at first`);
+    await resendUnknown();
     if (FAILOVERS > 1) {
       const sorted = [...times].sort((a, b) => a - b);
       t.diagnostic(`kill to first write over ${FAILOVERS} failovers: median ${sorted[Math.floor((sorted.length - 1) / 2)]} ms, worst ${sorted.at(-1)} ms`);

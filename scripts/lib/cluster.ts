@@ -242,6 +242,15 @@ export class PgCluster {
     await run(file, argv, { encoding: 'utf8' });
   }
 
+  /**
+   * A planned switchover (`pg_autoctl perform switchover`): the primary is demoted once the standby
+   * has caught up, the standby promoted, and the old primary made its standby; resolves when done.
+   */
+  async switchover(): Promise<void> {
+    await this.autoctl(['perform', 'switchover', '--monitor', `postgres://autoctl_node@127.0.0.1:${this.monitorPort}/pg_auto_failover?sslmode=disable`]);
+    await this.waitHealthy();
+  }
+
   /** Whether a build finished in the folder (it may be stopped). */
   built(): boolean {
     return existsSync(this.#stateFile);
