@@ -231,9 +231,11 @@ export class PgCluster {
    */
   async restartNode(node: ClusterNode): Promise<void> {
     if (this.keeperPid(node.pgdata)) return;
-    const settings = `-c listen_addresses='' -c unix_socket_directories='${join(this.dir, 'run')}' -c archive_mode=off -c port=${node.port}`;
-    await this.#pgctl(['start', '-w', '-t', '60', '-D', node.pgdata, '-l', join(this.dir, 'logs', `${node.name}-recovery.log`), '-o', settings]);
-    await this.#pgctl(['stop', '-w', '-m', 'fast', '-D', node.pgdata]);
+    if (this.postmasterPid(node) === undefined) {
+      const settings = `-c listen_addresses='' -c unix_socket_directories='${join(this.dir, 'run')}' -c archive_mode=off -c port=${node.port}`;
+      await this.#pgctl(['start', '-w', '-t', '60', '-D', node.pgdata, '-l', join(this.dir, 'logs', `${node.name}-recovery.log`), '-o', settings]);
+      await this.#pgctl(['stop', '-w', '-m', 'fast', '-D', node.pgdata]);
+    }
     this.startKeeper(node.pgdata);
   }
 
@@ -269,7 +271,8 @@ export class PgCluster {
     const started = performance.now();
     installPackages();
     if (existsSync(this.#stateFile)) {
-      for (const pgdata of [this.#monitorPgdata, ...this.nodes.map((n) => n.pgdata)]) if (!this.keeperPid(pgdata)) this.startKeeper(pgdata);
+      if (!this.keeperPid(this.#monitorPgdata)) this.startKeeper(this.#monitorPgdata);
+      for (const node of this.nodes) await this.restartNode(node);
       await this.waitHealthy();
       return { built: false, ms: performance.now() - started };
     }

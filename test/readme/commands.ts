@@ -105,6 +105,12 @@ export function checkCommand(command: string, context: CommandContext): string[]
     case 'bash':
       if (!args[0] || !existsSync(join(ROOT, args[0]))) problems.push(`no file ${args[0]}`);
       break;
+    case 'node': {
+      // `node <script> ...` or `node --test <file>`: the first word that is not an option is a file.
+      const file = args.find((a) => !a.startsWith('-'));
+      if (!file || !existsSync(join(ROOT, file))) problems.push(`no file ${file}`);
+      break;
+    }
     case 'openssl':
       break;
     default:
