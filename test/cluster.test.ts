@@ -45,7 +45,7 @@ function unavailable(): string | false {
 interface Sent {
   key: string;
   request: ApiRequest;
-  answers: { status: number | null; sentAt: number; at: number; body: Record<string, unknown>; replayed: boolean }[];
+  answers: { status: number | null; sentAt: number; at: number; body: Record<string, unknown>; replayed: boolean; retryAfter?: string | undefined }[];
 }
 
 const definite = (status: number | null | undefined) => status !== null && status !== undefined && status < 500 && status !== 409;
@@ -92,7 +92,8 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     const sentAt = performance.now();
     try {
       const answer = await api.send(entry.request);
-      entry.answers.push({ status: answer.status, sentAt, at: performance.now(), body: answer.body, replayed: answer.headers['idempotent-replayed'] === 'true' });
+      const replayed = answer.headers['idempotent-replayed'] === 'true';
+      entry.answers.push({ status: answer.status, sentAt, at: performance.now(), body: answer.body, replayed, retryAfter: answer.headers['retry-after'] });
     } catch {
       entry.answers.push({ status: null, sentAt, at: performance.now(), body: {}, replayed: false });
     }
@@ -219,6 +220,8 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     assert.deepEqual(statuses.filter((s) => s !== null && s >= 500 && s !== 503), [], 'no answer but 503 among the 5xx');
     assert.deepEqual(statuses.filter((s) => s === null), [], 'every request got an answer');
     assert.ok(statuses.includes(503), 'the failover was seen: some requests were answered 503');
+    const unavailable = sent.flatMap((e) => e.answers.filter((a) => a.status === 503));
+    assert.deepEqual(unavailable.filter((a) => a.retryAfter !== '1' || a.body.code !== 'SERVICE_UNAVAILABLE'), [], 'every 503 says Retry-After: 1, SERVICE_UNAVAILABLE');
     for (const entry of sent) assert.equal(entry.answers.at(-1)!.status, 201, `${entry.key}: ${JSON.stringify(entry.answers.at(-1))}`);
 
     // Every acknowledged transfer is on the primary, once, under the answer it was given.
