@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -21,18 +20,10 @@ import { WebhookSender } from '../src/modules/webhooks/sender.ts';
 import { createClient, evpKey, operator, randomCpf, type TestClient } from './factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from './harness.ts';
 import { assertBcbDefinition } from './support/bcb-schemas.ts';
+import { freePort } from './processes.ts';
 import { mutualTlsReceiver } from './support/mutual-tls-receiver.ts';
 
 type Json = Record<string, unknown>;
-
-/** A port nothing listens on now (PUBLIC_URL must name it before the service starts). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const base64url = (der: Buffer, hash: 'sha1' | 'sha256') => createHash(hash).update(der).digest('base64url');
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page, type Request, type Response } from 'playwright-core';
+import { freePort } from '../processes.ts';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../harness.ts';
 
 /**
@@ -15,14 +15,6 @@ const SCREENSHOTS = new URL('../../test-results/console/', import.meta.url).path
 export async function launchBrowser(): Promise<Browser> {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: run scripts/install-browser.sh (CI's browser step does)`);
   return chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The service on a port of its own, its PUBLIC_URL that address. */
