@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { DEMO_CPF, DEMO_NAME } from '../../src/modules/admin/demo.ts';
-import { createClient, operator, randomCpf, type TestClient } from '../factories.ts';
+import { createClient, incomingPix, operator, type TestClient } from '../factories.ts';
 import { adminHeaders, type TestApp } from '../harness.ts';
 import { accessibilityProblems, hasText, launchBrowser, plain, startListening, WatchedPage } from './browser.ts';
 
@@ -94,14 +94,7 @@ describe('the console, in a browser', () => {
     await balanceIs(w, 'R$ 1.150,25');
 
     // From outside the page: the operator API, as another program would call it.
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey: DEMO_CPF, amount: '49.75', payer: { name: 'Maria Fora', document: randomCpf() } },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    const { endToEndId } = res.json() as { endToEndId: string };
+    const { endToEndId } = await incomingPix(t, DEMO_CPF, '49.75', { name: 'Maria Fora' });
     await balanceIs(w, 'R$ 1.200,00');
     const row = w.page.getByRole('row').filter({ hasText: endToEndId });
     await row.waitFor();
@@ -142,14 +135,7 @@ describe('the console, in a browser', () => {
   });
 
   it('5. opens a MED against a received Pix and accepts it', async () => {
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/sandbox/pix/incoming',
-      headers: adminHeaders,
-      payload: { pixKey: DEMO_CPF, amount: '80.00', payer: { name: 'Golpista', document: randomCpf() } },
-    });
-    assert.equal(res.statusCode, 201, res.body);
-    const { endToEndId, transactionId } = res.json() as { endToEndId: string; transactionId: number };
+    const { endToEndId, transactionId } = await incomingPix(t, DEMO_CPF, '80.00', { name: 'Golpista' });
     const w = await WatchedPage.open(browser, origin);
     await w.signIn(accountPath);
     await w.live();
