@@ -256,7 +256,7 @@ type PerMinute = (limit: number, prefix: string) => RateLimiter;
 /** The process's metrics, with the gauges read from the database when scraped. */
 function serviceMetrics(deps: AppDeps): ServiceMetrics {
   const metrics = deps.metrics ?? new ServiceMetrics();
-  metrics.addState({
+  metrics.setState({
     read: async () => {
       const now = deps.clock.now();
       const [queue, deliveries, primary] = await Promise.all([

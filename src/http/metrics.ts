@@ -12,7 +12,7 @@ export class ServiceMetrics {
   readonly #requests: Histogram<'method' | 'route' | 'status'>;
   readonly #transfers: Counter<'stage'>;
   readonly #webhookFailures: Counter<'class'>;
-  readonly #sources: StateSource[] = [];
+  #source: StateSource | undefined;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 20 });
@@ -63,18 +63,18 @@ export class ServiceMetrics {
     this.#webhookFailures.inc({ class: kind });
   }
 
-  /** Gauges read when scraped: queues, lags, breakers, pools, the database's role. */
-  addState(source: StateSource): void {
-    if (this.#sources.length === 0) this.#stateGauges();
-    this.#sources.push(source);
+  /** Where the gauges read when scraped come from: queues, lags, breakers, the database's role. */
+  setState(source: StateSource): void {
+    if (!this.#source) this.#stateGauges();
+    this.#source = source;
   }
 
   /** The state of this scrape: read once, when text() starts, for every gauge that shows part of it. */
   #state: Promise<State | null> | undefined;
 
-  async #readState(): Promise<State | null> {
-    const states = await Promise.all(this.#sources.map((s) => s.read().catch(() => null)));
-    return states.find((s): s is State => s !== null) ?? null;
+  /** The state, or null when the database could not say (the gauges then keep their last values). */
+  #readState(): Promise<State | null> {
+    return this.#source ? this.#source.read().catch(() => null) : Promise.resolve(null);
   }
 
   #stateGauges(): void {
@@ -121,7 +121,7 @@ export class ServiceMetrics {
   }
 
   async text(): Promise<string> {
-    this.#state = this.#sources.length > 0 ? this.#readState() : undefined;
+    this.#state = this.#source ? this.#readState() : undefined;
     try {
       return await this.registry.metrics();
     } finally {
