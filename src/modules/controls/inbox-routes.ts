@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { errorResponses, Timestamp } from '../../http/schemas.ts';
-import { ADMIN_SECURITY } from '../../http/schemas.ts';
+import { ADMIN_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.ts';
 import * as repo from './repo.ts';

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { notFound } from '../../http/errors.ts';
-import { errorResponses, IdParam, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
-import { ADMIN_SECURITY } from '../../http/schemas.ts';
+import { ADMIN_SECURITY, errorResponses, IdParam, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
 import type { FaultRow } from './repo.ts';
 import { AdvanceRequest, FAULT_EFFECTS, FAULT_KINDS, FaultRequest } from './rules.ts';
 import type { SandboxControls } from './service.ts';

@@ -21,6 +21,8 @@ export class SandboxControls {
   readonly #base: Clock;
   readonly #pollMs: number;
   readonly #publicUrl: string;
+  /** The service's own inbox, as the destination policy names it. */
+  readonly #inbox: { ownInbox: string };
   #faults: repo.FaultRow[] = [];
   #version: bigint | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -32,6 +34,7 @@ export class SandboxControls {
     this.clock = new OffsetClock(base);
     this.#pollMs = options.pollMs ?? DEFAULT_POLL_MS;
     this.#publicUrl = options.publicUrl;
+    this.#inbox = { ownInbox: inboxUrl(options.publicUrl, '') };
   }
 
   /** The address of an inbox of this service (`{PUBLIC_URL}/sandbox/inbox/{name}`). */
@@ -136,7 +139,7 @@ export class SandboxControls {
    * says (and records it); every other destination meets it at the sender.
    */
   async webhookFault(url: string, at: 'sender' | 'inbox'): Promise<WebhookFault | null> {
-    if ((at === 'sender') === isOwnInbox({ ownInbox: inboxUrl(this.#publicUrl, '') }, url)) return null;
+    if ((at === 'sender') === isOwnInbox(this.#inbox, url)) return null;
     for (const fault of this.#faults) {
       if (fault.kind !== 'webhook' || !url.startsWith(fault.url_prefix!)) continue;
       if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
