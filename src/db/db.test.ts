@@ -126,15 +126,21 @@ describe(`database (${onPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
         }),
       );
     await queries(50);
-    gc({ type: 'major' });
-    const before = oldSpace();
-    await queries(250);
-    gc({ type: 'minor' });
-    gc({ type: 'minor' });
-    // node-postgres's promise form promotes several MB here, its callback form a fraction of one:
-    // docs/decisions/0015-node-postgres-callback-form.md.
-    const grown = oldSpace() - before;
-    assert.ok(grown < 1_000_000, `the old generation grew ${grown} bytes over 1,000 queries`);
+    // node-postgres's promise form promotes several MB here every time, its callback form a
+    // fraction of one (docs/decisions/0015-node-postgres-callback-form.md). The least of three
+    // rounds: a machine busy with other work can make one round's collector promote what is in
+    // flight at that moment, which says nothing about the client.
+    const rounds: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      gc({ type: 'major' });
+      const before = oldSpace();
+      await queries(250);
+      gc({ type: 'minor' });
+      gc({ type: 'minor' });
+      rounds.push(oldSpace() - before);
+    }
+    const grown = Math.min(...rounds);
+    assert.ok(grown < 1_000_000, `the old generation grew ${rounds.join(', ')} bytes over 1,000 queries, in three rounds`);
   });
 
   it('round-trips bigint parameters beyond 2^53 exactly', async () => {
