@@ -6,8 +6,10 @@ import { buildListeners, checkTlsFiles, senderFaults, type Listeners } from './a
 import { banner } from './banner.ts';
 import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
 import { loadConfig, type Config } from './config.ts';
-import { describeConnectionFailure, describePostgres, postgresTarget } from './db/connection.ts';
+import { describeConnectionFailure, describePostgres, parsePostgresUrl, postgresTarget } from './db/connection.ts';
 import { openDatabase, type Database } from './db/client.ts';
+import { awaitFailover } from './db/multi-host.ts';
+import { isDatabaseUnavailable } from './http/errors.ts';
 import { databaseIdentity, migrate, UnknownMigrations } from './db/migrate.ts';
 import { failureLine, exitIfStillRunning } from './failure.ts';
 import { listenFailure, Resources, StartFailure } from './lifecycle.ts';
@@ -51,7 +53,7 @@ async function open(config: Config, taken: Resources): Promise<Database> {
  */
 async function migrateAtStart(config: Config, database: Database): Promise<void> {
   try {
-    await reachable(config, () => migrate(database.db, { beforeSchemaChange: cancelTableMaintenance }));
+    await reachable(config, () => throughFailover(config, () => migrate(database.db, { beforeSchemaChange: cancelTableMaintenance })));
   } catch (error) {
     throw error instanceof UnknownMigrations ? new StartFailure(otherMigrations(config, error), { cause: error }) : error;
   }
@@ -68,6 +70,29 @@ function otherMigrations(config: Config, error: UnknownMigrations): string {
   }
   const { database } = postgresTarget(config.databaseUrl);
   return `${describePostgres(config.databaseUrl)} ${made}: create a new database and set DATABASE_URL to it, or drop database "${database}" and create it again`;
+}
+
+/** How long a start that meets a failover keeps trying its first work (migrations, the demo account). */
+const START_FAILOVER_MS = 60_000;
+
+/**
+ * A start's first work on a replicated PostgreSQL (a multi-host DATABASE_URL) that a failover
+ * interrupts (the primary lost under it): once the new primary answers, the work runs again. It
+ * must be safe to run again: migrations and the demo account are (each step commits alone and
+ * the next run finds it done). A single server's failure stops the start as before.
+ */
+async function throughFailover<T>(config: Config, work: () => Promise<T>): Promise<T> {
+  const url = config.databaseUrl;
+  if (!url || !parsePostgresUrl(url).multiHost) return work();
+  const deadline = performance.now() + START_FAILOVER_MS;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error) || performance.now() > deadline) throw error;
+      await awaitFailover(url);
+    }
+  }
 }
 
 /** Runs the first work on a PostgreSQL database, naming DATABASE_URL when it cannot be reached. */
@@ -102,7 +127,7 @@ async function openForWorker(config: Config, api: Database | null, taken: Resour
 async function startControls(config: Config, database: Database, log: Log, taken: Resources): Promise<SandboxControls | undefined> {
   if (config.mode !== 'sandbox') return undefined;
   const controls = new SandboxControls(database.db, systemClock, { publicUrl: config.publicUrl });
-  await controls.start((error) => log.warn({ err: error }, 'sandbox controls could not be read; trying again'));
+  await throughFailover(config, () => controls.start((error) => log.warn({ err: error }, 'sandbox controls could not be read; trying again')));
   taken.add('sandbox controls', () => controls.stop());
   return controls;
 }
@@ -182,10 +207,13 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   taken.add('listeners', () => listeners.close());
   const addresses = await bindListeners(config, listeners);
   const described = demoDatabase(config);
-  const demo = config.mode === 'sandbox' ? await ensureDemoAccount(database.db, { dataDir: config.dataDir, ispb: config.pspIspb, database: described }) : null;
+  const demo =
+    config.mode === 'sandbox'
+      ? await throughFailover(config, () => ensureDemoAccount(database.db, { dataDir: config.dataDir, ispb: config.pspIspb, database: described }))
+      : null;
   if (demo) writeAdminTokenFile(demo.dir, config.adminTokenGenerated ? config.adminToken : null);
   worker.start();
-  const identity = await databaseIdentity(database.db);
+  const identity = await throughFailover(config, () => databaseIdentity(database.db));
   process.stdout.write(`${banner({ config, addresses, database: `${described.description}, id ${identity.id}`, demo })}\n`);
   return log;
 }

@@ -52,7 +52,6 @@ const definite = (status: number | null | undefined) => status !== null && statu
 
 describe('the service on a replicated PostgreSQL, through a failover', { skip: unavailable() }, () => {
   let cluster: PgCluster;
-  let restoredPort: number;
   let buildMs = 0;
   let service: Proc;
   let dataDir: string;
@@ -64,7 +63,6 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
   before(async () => {
     const base = await freePortRange(4);
     cluster = new PgCluster({ dir: join(tmpdir(), `pix-cluster-test-${process.pid}`), basePort: base });
-    restoredPort = base + 3;
     buildMs = (await cluster.up()).ms;
     dataDir = mkdtempSync(join(tmpdir(), 'pix-cluster-service-'));
     service = run(['serve'], {
@@ -244,6 +242,23 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     assert.equal((await transfersOn(cluster.url)).size, sent.length, 'retries with the same keys completed exactly once');
   });
 
+  it('a service started as the primary is lost comes up on the new primary instead of failing its start', { timeout: 180_000 }, async () => {
+    const killed = await cluster.primary();
+    cluster.killNode(killed);
+    const starting = mkdtempSync(join(tmpdir(), 'pix-cluster-starting-'));
+    try {
+      const late = run(['serve'], { DATABASE_URL: cluster.url, ADMIN_TOKEN, DATA_DIR: starting, KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY });
+      await started(late, sandboxBanner);
+      assert.notEqual((await cluster.primary()).name, killed.name, 'it started on the promoted standby');
+      late.child.kill('SIGTERM');
+      assert.equal(await late.exited, 0);
+    } finally {
+      rmSync(starting, { recursive: true, force: true });
+      await cluster.restartNode(killed);
+      await cluster.waitHealthy(120_000);
+    }
+  });
+
   it('a connection asks each host in turn: a standby first is passed over for the primary, unless any server will do', async () => {
     const primary = await cluster.primary();
     const standby = cluster.nodes.find((n) => n !== primary)!;
@@ -275,7 +290,7 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     const pgdata = mkdtempSync(join(tmpdir(), 'pix-restored-'));
     rmSync(pgdata, { recursive: true });
     try {
-      restored = await restore(cluster, { backup, pgdata, port: restoredPort });
+      restored = await restore(cluster, { backup, pgdata, port: await freePortRange(1) });
       const onRestored = await transfersOn(restored.url);
       for (const entry of later) assert.equal(onRestored.get(entry.key)?.endToEndId, entry.answers[0]!.body.endToEndId, `${entry.key}, made after the backup, is restored`);
       for (const entry of sent) assert.ok(onRestored.has(entry.key), `${entry.key}, made before the backup, is restored`);

@@ -3,7 +3,7 @@
 // both into a new data directory, started on a port of its own. scripts/backup-restore.ts runs
 // them from the command line; test/cluster.test.ts restores one and reads the writes made after it.
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { PG_BIN, type PgCluster } from './cluster.ts';
@@ -89,7 +89,13 @@ export async function restore(cluster: PgCluster, options: { backup: string; pgd
     ].join('\n'),
   );
   if (isRoot()) await run('chown', ['-R', 'postgres:postgres', pgdata]);
-  await asPostgres(`${PG_BIN}/pg_ctl`, ['start', '-w', '-t', '120', '-D', pgdata, '-l', `${pgdata}.log`]);
+  try {
+    await asPostgres(`${PG_BIN}/pg_ctl`, ['start', '-w', '-t', '120', '-D', pgdata, '-l', `${pgdata}.log`]);
+  } catch (error) {
+    // The server's own log says why it did not start: its last lines go with the error.
+    const log = existsSync(`${pgdata}.log`) ? readFileSync(`${pgdata}.log`, 'utf8').trim().split('\n').slice(-5).join(' | ') : 'no log';
+    throw new Error(`${(error as Error).message}; its log: ${log}`, { cause: error });
+  }
   const url = `postgres://postgres@127.0.0.1:${port}/pix`;
   const deadline = performance.now() + 120_000;
   for (;;) {

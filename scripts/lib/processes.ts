@@ -31,7 +31,9 @@ function portFree(port: number): Promise<boolean> {
 /** The first of `count` consecutive ports nobody listens on now (a cluster's monitor and nodes), from a random start. */
 export async function freePortRange(count: number): Promise<number> {
   for (;;) {
-    const base = 20_000 + Math.floor(Math.random() * 20_000);
+    // Below Linux's ephemeral range (32768 and up): no outgoing connection takes one of them
+    // between the check and the server's start.
+    const base = 20_000 + Math.floor(Math.random() * (32_000 - 20_000 - count));
     let free = true;
     for (let port = base; port < base + count && free; port++) free = await portFree(port);
     if (free) return base;
