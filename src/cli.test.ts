@@ -167,6 +167,9 @@ describe('operator CLI (runOperatorCommand)', () => {
     assert.equal(retired.status, 'retired');
     await assert.rejects(run('signing-keys', 'retire', '--kid', rotated.kid), (e: unknown) => e instanceof AppError && e.statusCode === 409);
     await assert.rejects(run('signing-keys', 'retire', '--kid', 'nokey'), (e: unknown) => e instanceof AppError && e.statusCode === 404);
+    // A thumbprint may begin with a dash (1 in 64 do): it is a value, not an option.
+    await assert.rejects(run('signing-keys', 'retire', '--kid', '-nokey'), (e: unknown) => e instanceof AppError && e.statusCode === 404);
+    await assert.rejects(run('signing-keys', 'retire', '--kid', '--account', '1'), UsageError);
   });
 
   it('bad usage throws UsageError and changes nothing', async () => {

@@ -53,10 +53,31 @@ const OPTIONS = {
   scopes: { type: 'string' },
 } as const;
 
+const isOption = (arg: string | undefined): boolean =>
+  arg !== undefined && arg.startsWith('--') && Object.hasOwn(OPTIONS, arg.slice(2).split('=')[0]!);
+
+/**
+ * A value may begin with a dash: a key id is a JWK thumbprint in base64url, and 1 in 64 of them
+ * does. parseArgs would call `--kid -x…` ambiguous, so each option is joined to the argument after
+ * it unless that argument is itself one of our options (then the value is missing, as before).
+ */
+function joinValues(args: string[]): string[] {
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (isOption(arg) && !arg.includes('=') && i + 1 < args.length && !isOption(args[i + 1])) {
+      joined.push(`${arg}=${args[++i]}`);
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
 /** parseArgs reports an unknown option, a stray argument or a missing value as a TypeError: bad usage. */
 function parseOptions(args: string[]): Record<string, string | undefined> {
   try {
-    return parseArgs({ args, options: OPTIONS, strict: true }).values;
+    return parseArgs({ args: joinValues(args), options: OPTIONS, strict: true }).values;
   } catch (error) {
     if (String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS_')) {
       throw new UsageError(`${(error as Error).message}\n${OPERATOR_USAGE}`);
