@@ -199,6 +199,26 @@ export function buildListeners(deps: AppDeps): Promise<Listeners> {
   return build(deps, deps.config.admin !== undefined);
 }
 
+/**
+ * A `worker` process's own listener (`config.workerAdmin`): its /metrics behind the admin token,
+ * so that the settlements and deliveries it counts are scraped, and the probes. Nothing else: a
+ * worker serves no account and no operator command.
+ */
+export async function buildWorkerListener(deps: AppDeps): Promise<FastifyInstance> {
+  const https = httpsOptions(deps.config);
+  const app = createServer(deps, https ? { ...https, requestCert: false } : null);
+  const metrics = serviceMetrics(deps);
+  metrics.observeRequests(app);
+  const failures = perMinuteLimiters(deps.config, app)(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
+  const trust: CertificateTrust = { trustedProxies: deps.config.trustedProxies, requireClientCa: false };
+  await app.register(healthRoutes({ db: deps.db }));
+  await app.register(async (scope) => {
+    scope.addHook('onRequest', adminAuthentication({ adminToken: deps.config.adminToken, clock: realClockOf(deps), trust, failures }));
+    await scope.register(metricsRoute(metrics));
+  });
+  return app;
+}
+
 async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> {
   // First, before anything is opened that would have to be closed: a wrong or missing
   // KEY_ENCRYPTION_KEY stops the start here (ConfigError, one line).

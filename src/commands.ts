@@ -2,7 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { buildListeners, checkTlsFiles, senderFaults, type Listeners } from './app.ts';
+import { buildListeners, buildWorkerListener, checkTlsFiles, senderFaults, type Listeners } from './app.ts';
 import { banner } from './banner.ts';
 import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
 import { loadConfig, type Config } from './config.ts';
@@ -29,7 +29,7 @@ type Log = WorkerOptions['log'];
 
 const USAGE = `Usage: pix-api <command>
   serve            start the API and the settlement worker (default; migrations run first)
-  worker           start only the settlement worker (scale-out on PostgreSQL)
+  worker           start only the settlement worker (scale-out on PostgreSQL; /metrics on ADMIN_PORT when set)
   migrate          apply database migrations and exit
 ${OPERATOR_USAGE}`;
 
@@ -218,10 +218,30 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   return log;
 }
 
+/**
+ * A worker alone. With ADMIN_PORT set it binds that listener for its /metrics and probes: the
+ * settlements and deliveries it makes count there, and nowhere else.
+ */
 async function workerOnly(config: Config, taken: Resources): Promise<Log> {
   const database = await openForWorker(config, null, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));
-  const worker = createWorker(config, database, log, taken, await startControls(config, database, log, taken));
+  const controls = await startControls(config, database, log, taken);
+  const metrics = config.workerAdmin ? new ServiceMetrics() : undefined;
+  metrics?.addPool('worker', () => database.stats());
+  const worker = createWorker(config, database, log, taken, controls, metrics);
+  if (config.workerAdmin && metrics) {
+    const listener = await buildWorkerListener({
+      config,
+      db: database.db,
+      clock: controls?.clock ?? systemClock,
+      realClock: systemClock,
+      metrics,
+      logLevel: process.env.LOG_LEVEL ?? 'info',
+    });
+    taken.add('operator listener', () => listener.close());
+    const address = await bind(listener, config.workerAdmin.port, config.workerAdmin.host, { portVariable: 'ADMIN_PORT', hostVariable: 'ADMIN_HOST' });
+    log.info({ address }, `metrics and probes on ${address}`);
+  }
   worker.start();
   log.info('settlement worker started');
   return log;

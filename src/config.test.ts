@@ -317,6 +317,14 @@ describe('loadConfig in production', () => {
     // Whatever PORT is: a PORT of 8081 asks for another ADMIN_PORT.
     configError({ ...PRODUCTION, PORT: '8081' }, 'ADMIN_PORT');
   });
+
+  test('a worker binds the operator listener only when ADMIN_PORT is set: beside a serve on the defaults it binds nothing', () => {
+    assert.equal(loadConfig(PRODUCTION).workerAdmin, undefined);
+    assert.equal(loadConfig({ ...PRODUCTION, ADMIN_PORT: '' }).workerAdmin, undefined);
+    assert.deepEqual(loadConfig({ ...PRODUCTION, ADMIN_PORT: '9443', ADMIN_HOST: '10.0.0.5' }).workerAdmin, { port: 9443, host: '10.0.0.5' });
+    assert.deepEqual(loadConfig({ ADMIN_PORT: '0' }).workerAdmin, { port: 0, host: '127.0.0.1' });
+    assert.equal(loadConfig({}).workerAdmin, undefined);
+  });
 });
 
 describe('loadConfig: the operator listener in the sandbox', () => {

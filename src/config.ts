@@ -9,10 +9,15 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   /**
-   * The operator listener (/admin/*, and /metrics to come), apart from the public one; undefined
+   * The operator listener (/admin/*, /metrics), apart from the public one; undefined
    * puts them on the main listener (the sandbox's default). Production always has one.
    */
   readonly admin: { readonly port: number; readonly host: string } | undefined;
+  /**
+   * A `worker` process's listener for /metrics and the probes: the operator listener's address,
+   * only when ADMIN_PORT is set (a worker beside a `serve` on the defaults binds nothing).
+   */
+  readonly workerAdmin: { readonly port: number; readonly host: string } | undefined;
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections of the API in each process (the worker has a few of its own). */
   readonly databasePoolSize: number;
@@ -301,6 +306,7 @@ export function loadConfig(env: Env = process.env): Config {
     port,
     host,
     admin,
+    workerAdmin: env.ADMIN_PORT !== undefined && env.ADMIN_PORT !== '' ? admin : undefined,
     databaseUrl,
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseQueueTimeoutMs: integer(env, 'DATABASE_QUEUE_TIMEOUT_MS', 1000, 1, 600_000),

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createClient, creditAccount, externalKey, type TestClient } from '../../test/factories.ts';
+import { sql } from 'kysely';
+import { createClient, creditAccount, externalKey, transferRow, type TestClient } from '../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../test/webhook-receiver.ts';
+import { BLOCKED_SHARDS, LEDGER_CODES } from '../modules/ledger/repo.ts';
 import { settleDue } from '../modules/settlement/service.ts';
+import { createTransfers } from '../modules/transfers/repo.ts';
 import { deliverDue } from '../modules/webhooks/delivery.ts';
 import { WebhookSender } from '../modules/webhooks/sender.ts';
 import { ServiceMetrics } from './metrics.ts';
@@ -144,5 +147,47 @@ describe('GET /metrics', () => {
     assert.ok(after.size < 400, `${after.size} series in all`);
     for (const name of after.keys()) assert.doesNotMatch(name, /[0-9a-f]{8}-[0-9a-f]{4}|1000\d{3}|pix_[a-z0-9]{16}/, `an id in a label: ${name}`);
     assert.ok(after.has('pix_http_request_duration_seconds_count{method="GET",route="unmatched",status="4xx"}'));
+  });
+
+  it('a scrape after 10,000 accounts each made a transfer that settled has fewer than a few hundred series, and none names an account', async () => {
+    const N = 10_000;
+    const receiver = await externalKey(t);
+    await scrape(); // the scrape's own route, counted once
+    const before = await scrape();
+    const now = t.clock.now();
+    const tag = randomUUID().slice(0, 8);
+    // The accounts, their ledger accounts and the money they get from the network in three
+    // statements (the operator API would hash 10,000 client secrets); ledger_post moves the money.
+    const { rows } = await sql<{ id: string }>`
+      insert into accounts (name, document, document_type, branch, account_number, client_id, client_secret_hash, webhook_secret, created_at)
+      select 'Conta ' || g, lpad(g::text, 11, '0'), 'CPF', '0001', ${tag} || '-' || g, 'pix_' || ${tag} || '_' || g, 'unused', 'unused', ${now}
+      from generate_series(1, ${N}) g
+      returning id`.execute(t.db);
+    const ids = rows.map((r) => BigInt(r.id));
+    await sql`
+      insert into ledger_accounts (account_id, code, shard, created_at)
+      select a.id, c.code, c.shard, ${now}
+      from accounts a, (select ${LEDGER_CODES.available}::text as code, 0 as shard
+                        union all select ${LEDGER_CODES.blocked}, s from generate_series(0, ${BLOCKED_SHARDS - 1}) s) c
+      where a.account_number like ${`${tag}-%`}`.execute(t.db);
+    const network = await t.db.selectFrom('ledger_accounts').select('id').where('account_id', 'is', null).where('code', '=', 'pix_network').executeTakeFirstOrThrow();
+    await sql`
+      select ledger_post('test_credit', null, null, ${network.id}::int8, l.id, 500, ${now}::timestamptz)
+      from ledger_accounts l join accounts a on a.id = l.account_id
+      where a.account_number like ${`${tag}-%`} and l.code = ${LEDGER_CODES.available}`.execute(t.db);
+    // A transfer each, through the batch function POST /dict/pix uses, then settled by the worker's path.
+    for (let i = 0; i < N; i += 1_000) {
+      const made = await createTransfers(t.db, ids.slice(i, i + 1_000).map((accountId) => transferRow({ accountId, pixKey: receiver.key, now })), () => 0);
+      assert.ok(made.every((r) => r.outcome === 'created'), JSON.stringify(made.find((r) => r.outcome !== 'created')));
+    }
+    const result = await settleDue({ db: t.db, clock: t.controls!.clock, ispb: t.config.pspIspb, settlementDelayMs: 0, metrics }, { limit: 1_000 });
+    assert.equal(result.settled, N);
+
+    const after = await scrape();
+    assert.equal(value(after, 'pix_transfers_total{stage="settled"}') - value(before, 'pix_transfers_total{stage="settled"}'), N);
+    const added = [...after.keys()].filter((name) => !before.has(name));
+    assert.deepEqual(added, [], `${added.length} new series:\n${added.join('\n')}`);
+    assert.ok(after.size < 400, `${after.size} series in all`);
+    for (const name of after.keys()) assert.doesNotMatch(name, new RegExp(`${tag}|\\b${ids[N - 1]}\\b`), `an account in a label: ${name}`);
   });
 });

@@ -530,9 +530,9 @@ describe('settlement across processes (PostgreSQL)', { skip: onPostgres ? false 
       return Number(row.n);
     };
     const main = fileURLToPath(new URL('../../main.ts', import.meta.url));
-    const startWorker = () => {
+    const startWorker = (env: Record<string, string> = {}) => {
       const child = spawn(process.execPath, [main, 'worker'], {
-        env: { ...process.env, DATABASE_URL: t.testDb.url, PIX_MODE: 'sandbox', ADMIN_TOKEN: TEST_ADMIN_TOKEN, SETTLEMENT_DELAY_MS: '0', LOG_LEVEL: 'warn' },
+        env: { ...process.env, DATABASE_URL: t.testDb.url, PIX_MODE: 'sandbox', ADMIN_TOKEN: TEST_ADMIN_TOKEN, SETTLEMENT_DELAY_MS: '0', LOG_LEVEL: 'warn', ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -561,8 +561,20 @@ describe('settlement across processes (PostgreSQL)', { skip: onPostgres ? false 
     const atKill = await settled();
     assert.ok(seen < 2000 && atKill < 2000, `the first worker should be killed mid-run (settled ${atKill})`);
 
-    const second = startWorker();
+    // The second one binds ADMIN_PORT: its own /metrics counts what it settled, and nothing else.
+    const second = startWorker({ ADMIN_PORT: '0', LOG_LEVEL: 'info' });
     await until((n) => n === 2000, 30_000, 'second worker did not finish', second);
+    const address = /metrics and probes on (http:\/\/[^"\s]+)/.exec(second.output())?.[1];
+    assert.ok(address, `the worker names its listener: ${second.output()}`);
+    assert.equal((await fetch(`${address}/metrics`)).status, 401);
+    assert.equal((await fetch(`${address}/health`)).status, 200);
+    const scrape = await fetch(`${address}/metrics`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    assert.equal(scrape.status, 200);
+    const text = await scrape.text();
+    const sample = (name: string) => Number(new RegExp(`^${name.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1]);
+    assert.equal(sample('pix_transfers_total{stage="settled"}') + (sample('pix_transfers_total{stage="failed"}') || 0), 2000 - atKill, text);
+    assert.equal(sample('pix_settlement_queue_depth'), 0);
+    assert.ok(sample('pix_database_connections_in_use{pool="worker"}') >= 0, text);
     second.child.kill('SIGTERM');
     assert.equal(await second.exited, 0, second.output());
     await assertSettledOnce(sent);
