@@ -10,7 +10,7 @@ import { accountAuthentication, adminAuthentication, FAILED_ADMIN_TOKENS_PER_MIN
 import type { CertificateTrust } from './http/client-certificate.ts';
 import { PROBLEM_SCHEMAS, sendProblem } from './dialects/bcb/problems.ts';
 import { bcbOperations, bcbPublicRoutes, type BcbDeps } from './dialects/bcb/operations.ts';
-import { BCB_PREFIX, bcbScopeWith, isBcbPath, problemOfBody } from './dialects/bcb/scope.ts';
+import { BCB_PREFIX, bcbScopeWith, isBcbPath, problemOfBody, withoutTrailingSlash } from './dialects/bcb/scope.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
@@ -148,6 +148,7 @@ export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, http
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { maxParamLength: 200 },
+    rewriteUrl: (req) => withoutTrailingSlash(req.url ?? '/'),
     // A bad percent-escape or an over-long path parameter is refused before routing: in the
     // error shape too (Fastify's own answer adds a `code`, and names 414 "Bad Request").
     frameworkErrors: (error, request, reply) => {

@@ -7,7 +7,8 @@ import { Type } from 'typebox';
 import { BODY_LIMIT_BYTES, createServer } from '../../app.ts';
 import { AppError, notFound, unauthorized } from '../../http/errors.ts';
 import { ProblemaSchema, problem, problemResponses, ViolacaoSchema, type Problema } from './problems.ts';
-import { BCB_PREFIX, bcbScope } from './scope.ts';
+import { BCB_PREFIX, bcbScope, withoutTrailingSlash } from './scope.ts';
+import { createClient } from '../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../test/harness.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -241,5 +242,21 @@ describe('BCB dialect: the /v2 scope of the service', () => {
     const root = await t.app.inject({ method: 'GET', url: '/no/such/route' });
     assert.equal(root.statusCode, 404);
     assert.deepEqual(Object.keys(root.json()).sort(), ['code', 'error', 'message', 'statusCode']);
+  });
+
+  it('routes a /v2 path with a trailing slash as the path without it, as SDKs send lists (GET /v2/cobv/)', async () => {
+    assert.equal(withoutTrailingSlash('/v2/cobv/'), '/v2/cobv');
+    assert.equal(withoutTrailingSlash('/v2/cob//?inicio=a&fim=b'), '/v2/cob?inicio=a&fim=b');
+    assert.equal(withoutTrailingSlash('/v2/cob/abc'), '/v2/cob/abc');
+    assert.equal(withoutTrailingSlash('/v2/'), '/v2/');
+    assert.equal(withoutTrailingSlash('/api/webhooks/'), '/api/webhooks/', 'the root dialect is left as it is');
+    assert.equal(withoutTrailingSlash('/v2/cob?x=/'), '/v2/cob?x=/');
+    const client = await createClient(t);
+    const now = t.clock.now();
+    const query = `inicio=${new Date(now.getTime() - 60_000).toISOString()}&fim=${new Date(now.getTime() + 60_000).toISOString()}`;
+    const listed = await t.app.inject({ method: 'GET', url: `/v2/cobv/?${query}`, headers: client.headers });
+    assert.equal(listed.statusCode, 200, listed.body);
+    assert.deepEqual(listed.json<{ cobs: unknown[] }>().cobs, []);
+    assert.equal((await t.app.inject({ method: 'GET', url: '/api/webhooks/', headers: client.headers })).statusCode, 404);
   });
 });

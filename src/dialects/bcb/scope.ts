@@ -11,6 +11,18 @@ export const BCB_PREFIX = '/v2';
 export const isBcbPath = (url: string) => url === BCB_PREFIX || /^\/v2[/?]/.test(url);
 
 /**
+ * A `/v2` path with a trailing slash, as PSPs' SDKs send some lists (`GET /v2/cobv/`), routed as
+ * the path without it: otherwise `/v2/cobv/` would be `/v2/cobv/{txid}` with an empty txid. Other
+ * paths are left as they come.
+ */
+export function withoutTrailingSlash(url: string): string {
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
+  if (path.length <= BCB_PREFIX.length + 1 || !path.startsWith(`${BCB_PREFIX}/`) || !path.endsWith('/')) return url;
+  return path.replace(/\/+$/, '') + (query === -1 ? '' : url.slice(query));
+}
+
+/**
  * The problem types of one operation, in its route's `config.bcbProblems`: a request that does
  * not match its schema, or that the core refuses as invalid (400, 409, 422), is `invalid`; a
  * missing resource is `notFound`. Without them the general types answer.

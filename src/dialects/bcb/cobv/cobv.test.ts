@@ -81,6 +81,24 @@ describe('BCB dialect: cobv', () => {
     problemOf(await q('&cpf=12345678909&cnpj=12345678000195'), 400, 'CobVConsultaInvalida');
   });
 
+  it("takes each modalidade as BCB's own example writes it (\"2\"), answers integers, and refuses a string that is no digit", async () => {
+    const valor = { original: '100.00', multa: { modalidade: '2', valorPerc: '2.00' }, juros: { modalidade: '2', valorPerc: '1.00' }, desconto: { modalidade: '1', descontoDataFixa: [{ data: D(20), valorPerc: '30.00' }] } };
+    const res = await call('PUT', '/cobv/cobvmodalidade000000000000000001', body({ valor }));
+    assert.equal(res.statusCode, 201, res.body);
+    assertBcbAnswer('PUT /cobv/{txid}', res);
+    const cobv = res.json<CobvView>();
+    assert.deepEqual([cobv.valor.multa?.modalidade, cobv.valor.juros?.modalidade, cobv.valor.desconto?.modalidade], [2, 2, 1]);
+    const revised = await call('PATCH', '/cobv/cobvmodalidade000000000000000001', { valor: { ...valor, juros: { modalidade: '7', valorPerc: '1.00' } } });
+    assert.equal(revised.statusCode, 200, revised.body);
+    assert.equal(revised.json<CobvView>().valor.juros?.modalidade, 7);
+    const refused = await call('PUT', '/cobv/cobvmodalidade000000000000000002', body({ valor: { ...valor, multa: { modalidade: 'dois', valorPerc: '2.00' } } }));
+    problemOf(refused, 400, 'CobVOperacaoInvalida');
+    assert.deepEqual(
+      refused.json<{ violacoes: { propriedade: string }[] }>().violacoes.map((v) => v.propriedade),
+      ['valor.multa.modalidade'],
+    );
+  });
+
   it('refuses each rule BCB states, and takes the corrected request', async () => {
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
       [{ calendario: { dataDeVencimento: '2026-02-30' } }, { calendario: { dataDeVencimento: D(60) } }],

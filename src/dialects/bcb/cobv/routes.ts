@@ -4,6 +4,7 @@ import { requireScope } from '../../../modules/auth/scopes.ts';
 import type { ChargeListDeps } from '../../../modules/charges/service.ts';
 import { getCobv, listCobv, putCobv, reviseCobv } from '../../../modules/cobv/service.ts';
 import type { BcbDeps } from '../operations.ts';
+import { modalidadesAsIntegers } from './modalidades.ts';
 import { problemResponses } from '../problems.ts';
 import { CobsVConsultadas, CobV, CobVListQuery, CobVRevisada, CobVSolicitada, TxidParams } from './schemas.ts';
 import { cobvView } from './views.ts';
@@ -37,6 +38,7 @@ export const cobvOperations =
         params: TxidParams, body: CobVSolicitada, response: { 201: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: problems,
+      preValidation: modalidadesAsIntegers,
       preHandler: requireScope('cobv.write'),
     }, async (request, reply) => {
       const row = await putCobv(deps, request.accountId, request.params.txid, request.body);
@@ -50,6 +52,7 @@ export const cobvOperations =
         params: TxidParams, body: CobVRevisada, response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: problems,
+      preValidation: modalidadesAsIntegers,
       preHandler: requireScope('cobv.write'),
     }, async (request) => {
       const row = await reviseCobv(deps, request.accountId, request.params.txid, request.body);

@@ -5,6 +5,7 @@ import type { BatchItemRow, BatchRow } from '../../../modules/cobv/batch-repo.ts
 import { getBatch, listBatchesOf, MAX_BATCH_ITEMS, MAX_BATCHES_PER_PAGE, putBatch, reviseBatch } from '../../../modules/cobv/batches.ts';
 import { chargeDeps } from '../cobv/routes.ts';
 import { CobVRevisada, CobVSolicitada, Paginacao, Timestamp, TXID_PATTERN } from '../cobv/schemas.ts';
+import { modalidadesAsIntegers } from '../cobv/modalidades.ts';
 import type { BcbDeps } from '../operations.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemResponses, type Problema, type ProblemName } from '../problems.ts';
 
@@ -81,6 +82,7 @@ export const lotecobvOperations =
       },
       bodyLimit: BATCH_BODY_LIMIT_BYTES,
       config: problems,
+      preValidation: modalidadesAsIntegers,
       preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await putBatch(deps, request.accountId, BigInt(request.params.id), request.body);
@@ -94,6 +96,7 @@ export const lotecobvOperations =
       },
       bodyLimit: BATCH_BODY_LIMIT_BYTES,
       config: problems,
+      preValidation: modalidadesAsIntegers,
       preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await reviseBatch(deps, request.accountId, BigInt(request.params.id), request.body);
