@@ -103,6 +103,10 @@ describe("a PSP's SDK for BCB's API Pix (sdk-node-apis-efi), with only its base 
     const listed = (await efi.pixListCharges(window())) as Json;
     assertBcbDefinition('CobsConsultadas', listed);
     assert.deepEqual(listed.cobs.map((c: Json) => c.txid).sort(), [txid, posted.txid].sort());
+    const page = (await efi.pixListCharges({ ...window(), status: 'ATIVA', 'paginacao.itensPorPagina': 1, 'paginacao.paginaAtual': 1 })) as Json;
+    assertBcbDefinition('CobsConsultadas', page);
+    assert.equal(page.cobs.length, 1);
+    assert.deepEqual(page.parametros.paginacao, { paginaAtual: 1, itensPorPagina: 1, quantidadeDePaginas: 2, quantidadeTotalDeItens: 2 });
   });
 
   it('a problem comes back as BCB writes it: a charge that does not exist is 404 with its type', async () => {
@@ -126,8 +130,11 @@ describe("a PSP's SDK for BCB's API Pix (sdk-node-apis-efi), with only its base 
     )) as Json;
     assertBcbDefinition('CobVGerada', created);
     assert.equal(created.calendario.dataDeVencimento, due);
+    const revised = (await efi.pixUpdateDueCharge({ txid: txidV }, { valor: { original: '110.00' } })) as Json;
+    assert.equal(revised.revisao, 1);
     const read = (await efi.pixDetailDueCharge({ txid: txidV })) as Json;
     assertBcbDefinition('CobVCompleta', read);
+    assert.equal(read.valor.original, '110.00');
     const listed = (await efi.pixListDueCharges(window())) as Json;
     assertBcbDefinition('CobsVConsultadas', listed);
     assert.deepEqual(
@@ -143,6 +150,8 @@ describe("a PSP's SDK for BCB's API Pix (sdk-node-apis-efi), with only its base 
       lote.cobsv.map((c: Json) => c.status),
       ['CRIADA', 'CRIADA'],
     );
+    await efi.pixUpdateDueChargeBatch({ id: 4242 }, { cobsv: [{ txid: batch.cobsv[0]!.txid, valor: { original: '11.00' } }] });
+    assert.equal(((await efi.pixDetailDueCharge({ txid: batch.cobsv[0]!.txid })) as Json).valor.original, '11.00');
     const lotes = (await efi.pixListDueChargeBatch(window())) as Json;
     assertBcbDefinition('LotesCobVConsultados', lotes);
     assert.equal(lotes.lotes.length, 1);
