@@ -25,7 +25,17 @@ export interface AccountsTable {
   status: ColumnType<string, string | undefined, string>;
   /** The OAuth scopes an operator limited the client to; null: all of them. */
   scopes: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** The holder's address (the recebedor's in BCB's cobv); null: none given. */
+  address: ColumnType<AccountAddress | null, AccountAddress | null | undefined, AccountAddress | null>;
   created_at: CreatedAt;
+}
+
+/** An address as BCB's DadosRecebedor writes it. */
+export interface AccountAddress {
+  logradouro: string;
+  cidade: string;
+  uf: string;
+  cep: string;
 }
 
 export interface AccountCertificatesTable {
