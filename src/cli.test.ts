@@ -73,6 +73,19 @@ describe('operator CLI (runOperatorCommand)', () => {
     assert.deepEqual(row, { name: 'Cli Titular', document, client_id: created.clientId });
   });
 
+  it("accounts create takes the holder's address, all four parts; address set changes it", async () => {
+    const parts = ['--logradouro', 'Rua da Aurora, 10', '--cidade', 'Recife', '--uf', 'PE', '--cep', '50050-000'];
+    const made = await run<Created>('accounts', 'create', '--name', 'Cli Com Endereco', '--document', randomCpf(), ...parts);
+    const stored = async () => (await t.db.selectFrom('accounts').select('address').where('id', '=', BigInt(made.accountId)).executeTakeFirstOrThrow()).address;
+    assert.deepEqual(await stored(), { logradouro: 'Rua da Aurora, 10', cidade: 'Recife', uf: 'PE', cep: '50050000' });
+    const set = await run<{ address: unknown }>('address', 'set', '--account', String(made.accountId), '--logradouro', 'Av. Boa Viagem, 5', '--cidade', 'Recife', '--uf', 'pe', '--cep', '51020000');
+    assert.deepEqual(set.address, { logradouro: 'Av. Boa Viagem, 5', cidade: 'Recife', uf: 'PE', cep: '51020000' });
+    assert.deepEqual(await stored(), set.address);
+    await assert.rejects(run('address', 'set', '--account', String(made.accountId), '--logradouro', 'Rua X', '--cidade', 'Recife', '--uf', 'PE'), /--cep is required/);
+    await assert.rejects(run('accounts', 'create', '--name', 'Meio Endereco', '--document', randomCpf(), '--uf', 'PE'), /--logradouro is required/);
+    await assert.rejects(run('address', 'set', '--account', String(made.accountId), ...parts.slice(0, 6), '--cep', '123'), (e: unknown) => e instanceof AppError && e.statusCode === 400);
+  });
+
   it('certificates link reads the PEM file; the account then gets a token over HTTP', async () => {
     const linked = await run<{ fingerprint: string }>('certificates', 'link', '--account', String(created.accountId), '--pem-file', pemFile);
     fingerprint = createHash('sha256').update(Buffer.from(cert.cert.rawData)).digest('hex');

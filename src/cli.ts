@@ -3,13 +3,15 @@ import { parseArgs } from 'node:util';
 import type { Config } from './config.ts';
 import type { Db } from './db/client.ts';
 import { systemClock } from './lib/clock.ts';
-import { createAccount, limitClientScopes, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate } from './modules/accounts/service.ts';
+import type { AccountAddress } from './db/schema.ts';
+import { createAccount, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate, updateAccount } from './modules/accounts/service.ts';
 import { resolveKeyEncryptionKey } from './modules/auth/key-encryption.ts';
 import { listSigningKeys, retireSigningKey, rotateSigningKey } from './modules/auth/signing-keys.ts';
 
 /** Operator commands: the same operations as /admin/*, run directly on the database. */
 export const OPERATOR_USAGE = `Operator commands (same database as the service):
-  accounts create --name NAME --document CPF_OR_CNPJ
+  accounts create --name NAME --document CPF_OR_CNPJ [--logradouro STREET --cidade CITY --uf UF --cep CEP]
+  address set --account ID --logradouro STREET --cidade CITY --uf UF --cep CEP
   certificates link --account ID --pem-file FILE
   certificates unlink --account ID --fingerprint SHA256_HEX
   pix-keys add --account ID --type cpf|cnpj|email|phone|evp [--key KEY]
@@ -51,6 +53,10 @@ const OPTIONS = {
   key: { type: 'string' },
   kid: { type: 'string' },
   scopes: { type: 'string' },
+  logradouro: { type: 'string' },
+  cidade: { type: 'string' },
+  uf: { type: 'string' },
+  cep: { type: 'string' },
 } as const;
 
 const isOption = (arg: string | undefined): boolean =>
@@ -86,6 +92,15 @@ function parseOptions(args: string[]): Record<string, string | undefined> {
   }
 }
 
+const ADDRESS_PARTS = ['logradouro', 'cidade', 'uf', 'cep'] as const;
+
+/** The four parts of an address, all of them (`needed`) or none. */
+function addressOf(values: Record<string, string | undefined>, needed: boolean): AccountAddress | undefined {
+  if (!needed && ADDRESS_PARTS.every((part) => values[part] === undefined)) return undefined;
+  const [logradouro, cidade, uf, cep] = ADDRESS_PARTS.map((part) => required(values, part)) as [string, string, string, string];
+  return { logradouro, cidade, uf, cep };
+}
+
 function readPemFile(values: Record<string, string | undefined>): string {
   const file = required(values, 'pem-file');
   try {
@@ -107,7 +122,10 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
   let result: unknown;
   switch (`${group} ${action}`) {
     case 'accounts create':
-      result = await createAccount(deps, { name: required(values, 'name'), document: required(values, 'document') });
+      result = await createAccount(deps, { name: required(values, 'name'), document: required(values, 'document'), address: addressOf(values, false) });
+      break;
+    case 'address set':
+      result = await updateAccount(deps, accountId(values), { address: addressOf(values, true) });
       break;
     case 'certificates link':
       result = await linkCertificate(deps, accountId(values), readPemFile(values));
@@ -124,7 +142,7 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
       break;
     case 'scopes limit': {
       const list = required(values, 'scopes');
-      result = await limitClientScopes(deps, accountId(values), list === 'all' ? null : list.split(',').map((s) => s.trim()).filter(Boolean));
+      result = await updateAccount(deps, accountId(values), { scopes: list === 'all' ? null : list.split(',').map((s) => s.trim()).filter(Boolean) });
       break;
     }
     case 'signing-keys list':

@@ -17,6 +17,7 @@ const PRODUCTION: Env = {
   DATABASE_URL: 'postgres://pix:secret@db.internal:5432/pix',
   ADMIN_TOKEN: 'a-long-enough-admin-token-0123456789',
   KEY_ENCRYPTION_KEY: Buffer.alloc(32, 1).toString('base64'),
+  PUBLIC_URL: 'https://pix.example.com.br',
 };
 
 /** Runs loadConfig expecting a ConfigError naming `variable` first, on one line; returns the message. */
@@ -316,6 +317,14 @@ describe('loadConfig in production', () => {
     assert.deepEqual(loadConfig({ ...PRODUCTION, ADMIN_HOST: '::1' }).admin, { port: 8081, host: '::1' });
     // Whatever PORT is: a PORT of 8081 asks for another ADMIN_PORT.
     configError({ ...PRODUCTION, PORT: '8081' }, 'ADMIN_PORT');
+  });
+
+  test('PUBLIC_URL is required in production, and https: payers fetch payload locations there', () => {
+    const { PUBLIC_URL: _given, ...without } = PRODUCTION;
+    assert.match(configError(without, 'PUBLIC_URL'), /required when PIX_MODE=production/);
+    assert.match(configError({ ...PRODUCTION, PUBLIC_URL: 'http://pix.example.com.br' }, 'PUBLIC_URL'), /https/);
+    assert.equal(loadConfig(PRODUCTION).publicUrl, 'https://pix.example.com.br');
+    assert.equal(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).publicUrl, 'http://127.0.0.1:8080', 'the sandbox takes http');
   });
 
   test('a worker binds the operator listener only when ADMIN_PORT is set: beside a serve on the defaults it binds nothing', () => {

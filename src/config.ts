@@ -188,9 +188,10 @@ function webhookClient(env: Env): Config['webhookClient'] {
 export const PUBLIC_URL_MAX_HOST_LENGTH = 77 - '/qr/v2/cobv/'.length - 32;
 
 /** PUBLIC_URL, or the listener's own address (a wildcard host read as loopback). */
-function publicUrl(env: Env, host: string, port: number, tls: boolean): string {
-  const given = url(env, 'PUBLIC_URL', ['http:', 'https:']);
+function publicUrl(env: Env, host: string, port: number, tls: boolean, production: boolean): string {
+  const given = url(env, 'PUBLIC_URL', production ? ['https:'] : ['http:', 'https:']);
   if (given === undefined) {
+    if (production) fail('PUBLIC_URL', 'is required when PIX_MODE=production: the https address payers fetch payload locations at');
     const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
     return `${tls ? 'https' : 'http'}://${shown}:${port}`;
   }
@@ -329,7 +330,7 @@ export function loadConfig(env: Env = process.env): Config {
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,
     keyEncryptionKey: keyEncryptionKey(env, production),
     directoryLimits: directoryLimits(env),
-    publicUrl: publicUrl(env, host, port, Boolean(certFile && keyFile)),
+    publicUrl: publicUrl(env, host, port, Boolean(certFile && keyFile), production),
     qrSigning: qrSigning(env),
   });
 }

@@ -98,7 +98,9 @@ export interface TestAppOptions {
 }
 
 export function testConfig(env: Record<string, string> = {}): Config {
-  return loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN, PIX_MODE: 'sandbox', SETTLEMENT_DELAY_MS: '0', KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY, ...env });
+  // Production needs the address payers reach: a test's own, or one that is never fetched.
+  const publicUrl = env.PIX_MODE === 'production' ? { PUBLIC_URL: 'https://pix.example.com' } : {};
+  return loadConfig({ ADMIN_TOKEN: TEST_ADMIN_TOKEN, PIX_MODE: 'sandbox', SETTLEMENT_DELAY_MS: '0', KEY_ENCRYPTION_KEY: TEST_KEY_ENCRYPTION_KEY, ...publicUrl, ...env });
 }
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {

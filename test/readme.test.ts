@@ -166,6 +166,7 @@ const PRODUCTION = {
   DATABASE_URL: 'postgres://127.0.0.1:5432/readme',
   ADMIN_TOKEN: 'readme-test-admin-token-01',
   KEY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+  PUBLIC_URL: 'https://pix.example.com',
 };
 const SANDBOX = { ADMIN_TOKEN: 'readme-test-admin-token-01' };
 const omit = (env: Record<string, string>, name: string) => Object.fromEntries(Object.entries(env).filter(([k]) => k !== name));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type Db } from '../src/db/client.ts';
+import { generateRoot, issueSigningCertificate } from '../src/modules/locations/signing/pki.ts';
 import { createTestDatabase, onPostgres } from './harness.ts';
 import { TEST_REDIS_URL } from './redis.ts';
 import {
@@ -113,6 +114,20 @@ describe('the service process', () => {
       [
         { PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none', ADMIN_TOKEN: 'production-admin-token-123' },
         /^Invalid configuration: KEY_ENCRYPTION_KEY is required when PIX_MODE=production /,
+      ],
+      [
+        { PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none', ADMIN_TOKEN: 'production-admin-token-123', KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64') },
+        /^Invalid configuration: PUBLIC_URL is required when PIX_MODE=production/,
+      ],
+      [
+        {
+          PIX_MODE: 'production',
+          DATABASE_URL: 'postgres://127.0.0.1/none',
+          ADMIN_TOKEN: 'production-admin-token-123',
+          KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+          PUBLIC_URL: 'https://pix.example.com',
+        },
+        /^Invalid configuration: QR_SIGNING_KEY_FILE and QR_SIGNING_CHAIN_FILE are required to serve when PIX_MODE=production/,
       ],
       [{ KEY_ENCRYPTION_KEY: 'c2hvcnQ=' }, /^Invalid configuration: KEY_ENCRYPTION_KEY must be 32 bytes in base64/],
       [{ PORT: 'eighty' }, /^Invalid configuration: PORT /],
@@ -269,11 +284,19 @@ describe('the service process on PostgreSQL', { skip: !onPostgres && 'needs TEST
     const db = await createTestDatabase();
     try {
       const dataDir = tempDir();
+      // The payload-signing key and chain an operator gives (the sandbox makes its own).
+      const root = await generateRoot(new Date());
+      const leaf = await issueSigningCertificate(root, 'pix.example.com', new Date());
+      writeFileSync(join(dataDir, 'qr.key'), leaf.privateKeyPem);
+      writeFileSync(join(dataDir, 'qr-chain.pem'), [leaf.certificateDer, root.certificateDer].map((der) => new X509Certificate(der).toString()).join(''));
       const server = await start({
         PIX_MODE: 'production',
         DATABASE_URL: db.url!,
         ADMIN_TOKEN,
         KEY_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+        PUBLIC_URL: 'https://pix.example.com',
+        QR_SIGNING_KEY_FILE: join(dataDir, 'qr.key'),
+        QR_SIGNING_CHAIN_FILE: join(dataDir, 'qr-chain.pem'),
         HOST: '127.0.0.1',
         ADMIN_PORT: '0',
         DATA_DIR: dataDir,

@@ -32,6 +32,7 @@ const RTR = 'D99999999202611241535kL9mN8pQ7rS';
 const TXID = 'pedido20261124000000000001';
 const EVP = 'c1a9e94e-4af5-4e52-b8e5-4eb266ee637c';
 const AT = '2026-11-24T15:30:12.345Z';
+const ADDRESS = { logradouro: 'Rua Augusta, 1500', cidade: 'São Paulo', uf: 'SP', cep: '01304001' };
 const LATER = '2026-11-24T15:31:02.117Z';
 const BR_CODE =
   '00020101021226790014br.gov.bcb.pix0136c1a9e94e-4af5-4e52-b8e5-4eb266ee637c0217Encomenda de paes5204000053039865406150.00' +
@@ -161,10 +162,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
         '# TYPE pix_transfers_total counter\npix_transfers_total{stage="created"} 1523\npix_transfers_total{stage="settled"} 1519\n',
     },
   },
-  adminLimitScopes: {
+  adminUpdateAccount: {
     params: { accountId: '2' },
-    body: { scopes: ['cob.write', 'cob.read', 'pix.read'] },
-    responses: { 200: { accountId: 2, clientId: 'pix_z7ci1qw0hktup9cizyel0ilz', scopes: ['cob.write', 'cob.read', 'pix.read'] } },
+    body: { address: ADDRESS, scopes: ['cob.write', 'cob.read', 'pix.read'] },
+    responses: { 200: { accountId: 2, clientId: 'pix_z7ci1qw0hktup9cizyel0ilz', scopes: ['cob.write', 'cob.read', 'pix.read'], address: ADDRESS } },
     errors: { 404: 'ACCOUNT_NOT_FOUND' },
   },
   createToken: token,
@@ -314,9 +315,9 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     errors: { 400: 'NO_WEBHOOK_URL', 404: 'TRANSACTION_NOT_FOUND', 429: 'RATE_LIMITED' },
   },
   adminCreateAccount: {
-    body: { name: 'Padaria Pao Quente Ltda', document: '11.222.333/0001-81' },
+    body: { name: 'Padaria Pao Quente Ltda', document: '11.222.333/0001-81', address: ADDRESS },
     responses: { 201: { accountId: 2, branch: '0001', accountNumber: '000002-7', clientId: 'pix_z7ci1qw0hktup9cizyel0ilz', clientSecret: 'sk_4Qm9...' } },
-    errors: { 400: 'INVALID_DOCUMENT' },
+    errors: { 400: 'INVALID_ADDRESS' },
   },
   adminLinkCertificate: {
     params: { accountId: '2' },

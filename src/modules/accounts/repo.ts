@@ -1,4 +1,5 @@
 import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { AccountAddress } from '../../db/schema.ts';
 
 export interface NewAccount {
   name: string;
@@ -7,6 +8,7 @@ export interface NewAccount {
   clientId: string;
   clientSecretHash: string;
   webhookSecret: string;
+  address?: AccountAddress | null;
 }
 
 export async function insertAccount(trx: Trx, account: NewAccount): Promise<bigint> {
@@ -22,6 +24,7 @@ export async function insertAccount(trx: Trx, account: NewAccount): Promise<bigi
       client_id: account.clientId,
       client_secret_hash: account.clientSecretHash,
       webhook_secret: account.webhookSecret,
+      address: account.address ? (JSON.stringify(account.address) as unknown as AccountAddress) : null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();
@@ -35,7 +38,7 @@ export async function setAccountNumber(trx: Trx, accountId: bigint, accountNumbe
 export function findAccount(db: DbExecutor, accountId: bigint) {
   return db
     .selectFrom('accounts')
-    .select(['id', 'name', 'document', 'document_type', 'branch', 'account_number', 'client_id', 'status'])
+    .select(['id', 'name', 'document', 'document_type', 'branch', 'account_number', 'client_id', 'status', 'address'])
     .where('id', '=', accountId)
     .executeTakeFirst();
 }
@@ -65,10 +68,19 @@ export async function updateClientSecretHash(db: DbExecutor, accountId: bigint, 
   return row?.client_id;
 }
 
-/** Limits the OAuth scopes a client may hold (null: all of them); the client id, or undefined when no such account. */
-export async function updateClientScopes(db: DbExecutor, accountId: bigint, scopes: string[] | null): Promise<string | undefined> {
-  const row = await db.updateTable('accounts').set({ scopes }).where('id', '=', accountId).returning('client_id').executeTakeFirst();
-  return row?.client_id;
+/**
+ * Sets the holder's address and the OAuth scopes the client may hold (null: all of them), each
+ * only when given; the account's settings after, or undefined when no such account.
+ */
+export async function updateAccountSettings(db: DbExecutor, accountId: bigint, change: { address?: AccountAddress; scopes?: string[] | null }) {
+  const set = {
+    ...(change.address !== undefined ? { address: JSON.stringify(change.address) as unknown as AccountAddress } : {}),
+    ...(change.scopes !== undefined ? { scopes: change.scopes } : {}),
+  };
+  const query = Object.keys(set).length > 0 ? db.updateTable('accounts').set(set).where('id', '=', accountId).returning(['client_id', 'scopes', 'address']) : null;
+  return query
+    ? query.executeTakeFirst()
+    : db.selectFrom('accounts').select(['client_id', 'scopes', 'address']).where('id', '=', accountId).executeTakeFirst();
 }
 
 export function findCertificate(db: DbExecutor, fingerprint: string) {

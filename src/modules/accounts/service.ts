@@ -1,6 +1,7 @@
 import { newWebhookSecret } from '../webhooks/secrets.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/client.ts';
+import type { AccountAddress } from '../../db/schema.ts';
 import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
 import { isCurrentlyValid, parsePemCertificate } from '../../lib/certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -51,16 +52,36 @@ export function validDocument(raw: string): { document: string; type: 'CPF' | 'C
   return { document, type };
 }
 
-export async function createAccount(deps: AccountsDeps, input: { name: string; document: string }): Promise<CreatedAccount> {
+/** The 27 federative units, as BCB's `uf` writes them. */
+const UFS = new Set('AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO'.split(' '));
+
+/**
+ * An address as BCB's DadosRecebedor takes it: a street and a city of 1 to 200 characters, one of
+ * the 27 UFs, a CEP of 8 digits (a hyphen after the fifth is dropped).
+ */
+export function validAddress(input: AccountAddress): AccountAddress {
+  const logradouro = input.logradouro.trim();
+  const cidade = input.cidade.trim();
+  if (logradouro.length === 0 || logradouro.length > 200) throw badRequest('INVALID_ADDRESS', 'address.logradouro must have 1 to 200 characters');
+  if (cidade.length === 0 || cidade.length > 200) throw badRequest('INVALID_ADDRESS', 'address.cidade must have 1 to 200 characters');
+  const uf = input.uf.trim().toUpperCase();
+  if (!UFS.has(uf)) throw badRequest('INVALID_ADDRESS', 'address.uf must be one of the 27 UFs (SP, RJ, DF, ...)');
+  const cep = input.cep.trim();
+  if (!/^\d{5}-?\d{3}$/.test(cep)) throw badRequest('INVALID_ADDRESS', 'address.cep must be 8 digits (01001000 or 01001-000)');
+  return { logradouro, cidade, uf, cep: cep.replace('-', '') };
+}
+
+export async function createAccount(deps: AccountsDeps, input: { name: string; document: string; address?: AccountAddress | undefined }): Promise<CreatedAccount> {
   const name = input.name.trim();
   if (name.length === 0) throw badRequest('INVALID_NAME', 'name must not be blank');
   const { document, type } = validDocument(input.document);
+  const address = input.address ? validAddress(input.address) : null;
   const clientId = `pix_${randomAlphanumeric(24).toLowerCase()}`;
   const clientSecret = randomToken(32);
   const clientSecretHash = await hashSecret(clientSecret);
   const webhookSecret = newWebhookSecret();
   return deps.db.transaction().execute(async (trx) => {
-    const accountId = await repo.insertAccount(trx, { name, document, documentType: type, clientId, clientSecretHash, webhookSecret });
+    const accountId = await repo.insertAccount(trx, { name, document, documentType: type, clientId, clientSecretHash, webhookSecret, address });
     const accountNumber = accountNumberFor(accountId);
     await repo.setAccountNumber(trx, accountId, accountNumber);
     await createHolderLedgerAccounts(trx, accountId);
@@ -164,12 +185,30 @@ export async function registerPixKey(deps: AccountsDeps, accountId: bigint, inpu
  * Limits the OAuth scopes a client may hold (null: all of them again). Tokens already issued keep
  * theirs until they expire; the next token request is refused the scopes no longer held.
  */
-export async function limitClientScopes(deps: AccountsDeps, accountId: bigint, scopes: readonly string[] | null) {
-  const unknown = scopes?.find((scope) => !isPixScope(scope));
+/** What an operator may change of an account: the holder's address, the client's scopes (null: all). */
+export interface AccountChange {
+  address?: AccountAddress | undefined;
+  scopes?: readonly string[] | null | undefined;
+}
+
+/** An account's settings, as the operator API answers them. */
+export interface AccountSettings {
+  accountId: number;
+  clientId: string;
+  scopes: string[];
+  address: AccountAddress | null;
+}
+
+/** Changes what `change` names, leaves the rest; answers the settings after the change. */
+export async function updateAccount(deps: AccountsDeps, accountId: bigint, change: AccountChange): Promise<AccountSettings> {
+  const unknown = change.scopes?.find((scope) => !isPixScope(scope));
   if (unknown !== undefined) throw badRequest('VALIDATION_FAILED', `scopes: unknown scope ${JSON.stringify(unknown).slice(0, 80)}`);
-  const clientId = await repo.updateClientScopes(deps.db, accountId, scopes === null ? null : heldScopes(scopes));
-  if (!clientId) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
-  return { accountId: Number(accountId), clientId, scopes: heldScopes(scopes) };
+  const row = await repo.updateAccountSettings(deps.db, accountId, {
+    ...(change.address !== undefined ? { address: validAddress(change.address) } : {}),
+    ...(change.scopes !== undefined ? { scopes: change.scopes === null ? null : heldScopes(change.scopes) } : {}),
+  });
+  if (!row) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
+  return { accountId: Number(accountId), clientId: row.client_id, scopes: heldScopes(row.scopes), address: row.address };
 }
 
 export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { BLOCKED_SHARDS } from '../ledger/service.ts';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { createAccount, createClient, randomCnpj, randomCpf, requestToken, type TestAccount } from '../../../test/factories.ts';
+import { createAccount, createClient, evpKey, randomCnpj, randomCpf, requestToken, type TestAccount, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
 import { issueCertificate, type IssuedCertificate } from '../../lib/certificate-authority.ts';
 import { accountNumberFor, MAX_PIX_KEYS_PER_ACCOUNT } from '../accounts/service.ts';
@@ -361,6 +361,67 @@ describe('operator API (/admin/*)', () => {
         .where('account_id', '=', BigInt(holder.accountId))
         .executeTakeFirstOrThrow();
       assert.equal(count.n, BigInt(MAX_PIX_KEYS_PER_ACCOUNT));
+    });
+  });
+
+  describe("the holder's address: POST and PATCH /admin/accounts, and the recebedor of BCB's cobv", () => {
+    const ADDRESS = { logradouro: 'Rua Augusta, 1500', cidade: 'São Paulo', uf: 'sp', cep: '01304-001' };
+    const patch = (id: number, payload: object) => t.app.inject({ method: 'PATCH', url: `/admin/accounts/${id}`, headers: adminHeaders, payload });
+    const cobvRecebedor = async (client: TestClient, txid: string) => {
+      const key = await evpKey(t, client.accountId);
+      const due = new Date(t.clock.now().getTime() + 10 * 86_400_000).toISOString().slice(0, 10);
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: `/v2/cobv/${txid}`,
+        headers: client.headers,
+        payload: { calendario: { dataDeVencimento: due }, devedor: { cpf: randomCpf(), nome: 'Devedor' }, valor: { original: '10.00' }, chave: key },
+      });
+      assert.equal(res.statusCode, 201, res.body);
+      return res.json<{ recebedor: Record<string, string> }>().recebedor;
+    };
+
+    it('given at creation, and kept normalized', async () => {
+      const created = await inject('POST', '/admin/accounts', { name: 'Loja Com Endereco', document: randomCpf(), address: ADDRESS });
+      assert.equal(created.statusCode, 201, created.body);
+      const { accountId } = created.json<{ accountId: number }>();
+      const settings = await patch(accountId, {});
+      assert.equal(settings.statusCode, 200, settings.body);
+      assert.deepEqual(settings.json<{ address: unknown }>().address, { logradouro: 'Rua Augusta, 1500', cidade: 'São Paulo', uf: 'SP', cep: '01304001' });
+    });
+
+    it('changed by PATCH (the scopes left as they are), and the cobv made after carries it', async () => {
+      const client = await createClient(t);
+      const before = await cobvRecebedor(client, 'enderecoantes00000000000000001');
+      assert.equal(before.logradouro, 'Não informado', 'an account without an address: BCB still needs one');
+      await patch(client.accountId, { scopes: ['cobv.read', 'cobv.write'] });
+      const changed = await patch(client.accountId, { address: { logradouro: 'Av. Paulista, 1000', cidade: 'São Paulo', uf: 'SP', cep: '01310100' } });
+      assert.equal(changed.statusCode, 200, changed.body);
+      assert.deepEqual(changed.json(), {
+        accountId: client.accountId,
+        clientId: client.clientId,
+        scopes: ['cobv.write', 'cobv.read'],
+        address: { logradouro: 'Av. Paulista, 1000', cidade: 'São Paulo', uf: 'SP', cep: '01310100' },
+      });
+      const after = await cobvRecebedor({ ...client, headers: { ...client.headers, authorization: `Bearer ${await requestToken(t, client, client.cert)}` } }, 'enderecodepois0000000000000001');
+      assert.deepEqual([after.logradouro, after.cidade, after.uf, after.cep], ['Av. Paulista, 1000', 'São Paulo', 'SP', '01310100']);
+      await patch(client.accountId, { scopes: null });
+    });
+
+    it('refuses an address BCB would not take, each part named, and changes nothing', async () => {
+      const client = await createClient(t);
+      for (const [wrong, part] of [
+        [{ ...ADDRESS, uf: 'XX' }, 'uf'],
+        [{ ...ADDRESS, cep: '0130400' }, 'cep'],
+        [{ ...ADDRESS, logradouro: '   ' }, 'logradouro'],
+        [{ ...ADDRESS, cidade: 'x'.repeat(201) }, 'cidade'],
+        [{ logradouro: 'Rua A', cidade: 'Recife', uf: 'PE' }, 'cep'],
+      ] as const) {
+        const res = await patch(client.accountId, { address: wrong });
+        assert.equal(res.statusCode, 400, `${part}: ${res.body}`);
+        assert.match(res.body, new RegExp(part));
+      }
+      assert.equal((await patch(client.accountId, {})).json<{ address: unknown }>().address, null);
+      assert.equal((await patch(999_999_999, { address: ADDRESS })).statusCode, 404);
     });
   });
 

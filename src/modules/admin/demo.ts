@@ -28,6 +28,8 @@ export type { DemoCredentials } from './demo-files.ts';
 
 export const DEMO_NAME = 'Conta Demo Sandbox';
 export const DEMO_CPF = `123456789${cpfCheckDigits('123456789')}`;
+/** The demo holder's address: the recebedor's in its cobv answers and payloads. */
+export const DEMO_ADDRESS = { logradouro: 'Rua Augusta, 1500', cidade: 'São Paulo', uf: 'SP', cep: '01304001' };
 const DEMO_PAYER_CNPJ = `112223330001${cnpjCheckDigits('112223330001')}`;
 
 /** What a start found and did about the demo account and its files. */
@@ -127,7 +129,7 @@ const named = (database: DemoDatabase) => ({ id: database.id, description: datab
 
 async function provision(deps: AccountsDeps, dir: string, database: DemoDatabase): Promise<DemoCredentials> {
   const conn = deps.db;
-  const account = await createAccount(deps, { name: DEMO_NAME, document: DEMO_CPF });
+  const account = await createAccount(deps, { name: DEMO_NAME, document: DEMO_CPF, address: DEMO_ADDRESS });
   await recordDemoAccount(conn, account.accountId);
   const issued = await issueCertificate({ commonName: `demo-client-${account.accountId}` });
   const { fingerprint } = await linkCertificate(deps, account.accountId, issued.certPem);

@@ -138,7 +138,7 @@ describe('OAuth 2.0 client-credentials token request', () => {
         t.app.inject({ method: 'PATCH', url: `/admin/accounts/${id}`, headers: adminHeaders, payload: { scopes } });
       const limited = await patch(['cob.read', 'pix.read', 'cob.read']);
       assert.equal(limited.statusCode, 200, limited.body);
-      assert.deepEqual(limited.json(), { accountId: b.accountId, clientId: b.clientId, scopes: ['cob.read', 'pix.read'] });
+      assert.deepEqual(limited.json(), { accountId: b.accountId, clientId: b.clientId, scopes: ['cob.read', 'pix.read'], address: null });
       const auth = { ...cert(b), authorization: basic(b.clientId, b.clientSecret) };
       const held = await form({ grant_type: 'client_credentials' }, auth);
       assert.equal(held.json<{ scope: string }>().scope, 'cob.read pix.read');

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { createAccount, type AccountsDeps } from '../../accounts/service.ts';
-import { common } from './schemas.ts';
+import { Address, common } from './schemas.ts';
 
 /** POST /admin/accounts */
 export function adminCreateAccountRoute(app: RouteApp, deps: AccountsDeps): void {
@@ -17,6 +17,7 @@ export function adminCreateAccountRoute(app: RouteApp, deps: AccountsDeps): void
           {
             name: Type.String({ minLength: 1, maxLength: 140 }),
             document: Type.String({ minLength: 11, maxLength: 18, description: 'CPF or CNPJ (digits, punctuation allowed)' }),
+            address: Type.Optional(Address),
           },
           { additionalProperties: false },
         ),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AccountsDeps } from '../../accounts/service.ts';
 import { adminCreateAccountRoute } from './create-account.ts';
-import { adminLimitScopesRoute } from './limit-scopes.ts';
+import { adminUpdateAccountRoute } from './update-account.ts';
 import { adminLinkCertificateRoute } from './link-certificate.ts';
 import { adminRegisterPixKeyRoute } from './register-pix-key.ts';
 import { adminRotateClientSecretRoute } from './rotate-client-secret.ts';
@@ -16,5 +16,5 @@ export const adminRoutes =
     adminUnlinkCertificateRoute(app, deps);
     adminRegisterPixKeyRoute(app, deps);
     adminRotateClientSecretRoute(app, deps);
-    adminLimitScopesRoute(app, deps);
+    adminUpdateAccountRoute(app, deps);
   };
