@@ -5,7 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { Type } from 'typebox';
 import { BODY_LIMIT_BYTES, createServer } from '../../app.ts';
-import { AppError, notFound, unauthorized } from '../../http/errors.ts';
+import { AppError, badRequest, notFound, unauthorized } from '../../http/errors.ts';
 import { ProblemaSchema, problem, problemResponses, ViolacaoSchema, type Problema } from './problems.ts';
 import { BCB_PREFIX, bcbScope, withoutTrailingSlash } from './scope.ts';
 import { createClient } from '../../../test/factories.ts';
@@ -90,6 +90,10 @@ async function testOperations(scope: FastifyInstance) {
     if (what === 'busy') throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
     return { what };
   });
+  scope.post('/rule', { config: { bcbProblems: { invalid: 'CobOperacaoInvalida' } } }, async (request) => {
+    const { fail } = request.body as { fail: string };
+    throw badRequest('VALIDATION_FAILED', fail);
+  });
 }
 
 describe('BCB dialect: problems under /v2', () => {
@@ -173,6 +177,20 @@ describe('BCB dialect: problems under /v2', () => {
     assert.equal(cancelled.title, 'Cobrança inválida.');
     assertProblem(await app.inject({ method: 'GET', url: '/v2/cob/abc' }), 404, 'CobNaoEncontrado');
     assertProblem(await app.inject({ method: 'GET', url: '/v2/cob/gone' }), 410, 'PermanentementeRemovido');
+  });
+
+  it("lists the field a core rule refused in violacoes, with the value the request gave it; a message naming none lists nothing", async () => {
+    const rule = async (fail: string, body: Record<string, unknown> = {}) =>
+      assertProblem(await app.inject({ method: 'POST', url: '/v2/rule', payload: { fail, ...body } }), 400, 'CobOperacaoInvalida').violacoes;
+    assert.deepEqual(await rule('valor.original must be greater than 0', { valor: { original: '0.00' } }), [
+      { razao: 'valor.original must be greater than 0', propriedade: 'valor.original', valor: '0.00' },
+    ]);
+    assert.deepEqual(await rule('valor.desconto.descontoDataFixa[1].data must not be after calendario.dataDeVencimento', { valor: { desconto: { descontoDataFixa: [{}, { data: '2030-01-01' }] } } }), [
+      { razao: 'valor.desconto.descontoDataFixa[1].data must not be after calendario.dataDeVencimento', propriedade: 'valor.desconto.descontoDataFixa[1].data', valor: '2030-01-01' },
+    ]);
+    assert.deepEqual(await rule('chave is not a key of the account', { chave: 'x@y.com' }), [{ razao: 'chave is not a key of the account', propriedade: 'chave', valor: 'x@y.com' }]);
+    assert.equal(await rule('A charge of this account with this txid already exists'), undefined);
+    assert.equal(await rule('txid is taken'), undefined, 'a single word that is no field of the request names nothing');
   });
 
   it("maps the core's errors to the route's names and BCB's statuses", async () => {

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { AppError, classifyError, type ClassifiedError, type ErrorBody } from '../../http/errors.ts';
 import { registerValidation } from '../../http/validation.ts';
 import { BcbProblem, problem, sendProblem, type ProblemName } from './problems.ts';
-import { violationsOf } from './violations.ts';
+import { violationOfRule, violationsOf } from './violations.ts';
 
 /** The prefix of BCB's API Pix on this service's listener. */
 export const BCB_PREFIX = '/v2';
@@ -74,13 +74,15 @@ export function toProblem(error: FastifyError, request: FastifyRequest): BcbProb
     const violacoes = violationsOf(errors, data, context);
     return problem(names.invalid ?? 'RequisicaoInvalida', `A requisição não respeita o schema (${context}): cada violação está em violacoes.`, { violacoes });
   }
-  return fromClassified(classified, names);
+  return fromClassified(classified, names, request.body);
 }
 
-function fromClassified({ body, headers }: ClassifiedError, names: RouteProblems): BcbProblem {
+/** A seed error as a problem; a rule's 400 that names a field of the request lists it in `violacoes`. */
+function fromClassified({ body, headers }: ClassifiedError, names: RouteProblems, data?: unknown): BcbProblem {
   const { name, status } = nameFor(body.statusCode, names);
   const detail = status === 500 ? 'Condição inesperada ao processar a requisição.' : body.message;
-  return problem(name, detail, { status, ...(headers ? { headers } : {}) });
+  const violation = status === 400 && data !== undefined ? violationOfRule(body.message, data) : undefined;
+  return problem(name, detail, { status, ...(headers ? { headers } : {}), ...(violation ? { violacoes: [violation] } : {}) });
 }
 
 /** A seed error built outside the error handler (before routing, at the root), as a problem. */

@@ -117,3 +117,19 @@ function joinReasons({ razoes, allowed }: Found): string {
   const constants = allowed.length === 0 ? [] : [allowed.length === 1 ? `deve ser ${allowed[0]}` : `deve ser um de: ${allowed.join(', ')}`];
   return [...constants, ...razoes].join('; ');
 }
+
+/**
+ * A rule of the core that refused a request names the field first (`valor.original must be
+ * greater than 0`, `calendario.dataDeVencimento must be ...`): that field, as a violation, with
+ * the value the request gave it. A message that names no field of the request gives none.
+ */
+export function violationOfRule(message: string, data: unknown): Violacao | undefined {
+  const named = /^([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*|\[\d+\])*) /.exec(message)?.[1];
+  if (!named) return undefined;
+  const path: Segment[] = [];
+  for (const part of named.matchAll(/([A-Za-z][A-Za-z0-9]*)|\[(\d+)\]/g)) path.push(part[1] ?? Number(part[2]));
+  const top = data !== null && typeof data === 'object' && Object.hasOwn(data, String(path[0]));
+  if (path.length === 1 && !top) return undefined;
+  const valor = asText(valueAt(data, path));
+  return { razao: message, propriedade: named, ...(valor === undefined ? {} : { valor }) };
+}
