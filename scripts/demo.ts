@@ -1,18 +1,21 @@
 // npm run demo: a day of an account, end to end, printing each step.
 //
-// Starts the service itself on the embedded database in a temporary DATA_DIR (or uses a running
-// one: PIX_API_URL=http://127.0.0.1:8080 ADMIN_TOKEN=... npm run demo; that service must then
-// run with WEBHOOK_ALLOW_PRIVATE=true and WEBHOOK_CA_FILE=<the file this script prints>), and a
-// local HTTPS webhook receiver with its own CA that checks every signature.
+// On its own it starts the service on the embedded database in a temporary DATA_DIR, with a
+// local HTTPS webhook receiver that has its own CA (the service is started trusting it). Against
+// a running service (PIX_API_URL=http://127.0.0.1:8080 ADMIN_TOKEN=... npm run demo), in sandbox
+// mode, the webhooks go to that service's own inbox ({PUBLIC_URL}/sandbox/inbox/{name}, names of
+// this run) and the demo reads them there with the admin token. Either way it checks every
+// webhook's signature. A failure ends with one line on stderr and exit code 1.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Webhook } from 'standardwebhooks';
 import { formatCentavos, numberToCentavos } from '../src/lib/money.ts';
-import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from '../test/webhook-receiver.ts';
-import { ApiClient, fetchTransport, type AccountApi, type OperatorApi } from './lib/api-client.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../test/webhook-receiver.ts';
+import { ApiClient, ApiError, fetchTransport, type AccountApi, type OperatorApi } from './lib/api-client.ts';
 import { authHeaders, createAccount, linkCertificate, randomCpf } from './lib/provision.ts';
 import { SERVICE_MAIN, startChild, stopChild } from './lib/processes.ts';
 
@@ -21,6 +24,74 @@ let stepNo = 0;
 const step = (title: string) => console.log(`\n${bold(`${++stepNo}. ${title}`)}`);
 const show = (label: string, value: unknown) => console.log(`   ${label}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
 const PAYER = { name: 'Maria Cliente', document: '52998224725' };
+
+const EVENT_TYPES = ['cash_in', 'cash_out', 'refund_in'] as const;
+type EventType = (typeof EVENT_TYPES)[number];
+/** How long a webhook is awaited: settlement waits SETTLEMENT_DELAY_MS, delivery the worker's next round. */
+const WEBHOOK_WAIT_MS = 15_000;
+const POLL_MS = 150;
+
+/** A delivery as it arrived: where, its headers (lower-case names) and its body as sent. */
+interface Delivery {
+  where: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Where the account's webhooks go, one URL per event type, and what has arrived there. */
+interface Deliveries {
+  /** What the demo prints about them. */
+  readonly about: string;
+  url(eventType: EventType): string;
+  /** The deliveries the receiver answered with 200 at eventType's URL so far, oldest first. */
+  arrived(eventType: EventType): Promise<Delivery[]>;
+  /** Why the service may refuse the URLs as webhooks, said with the refusal. */
+  readonly refusalHint?: string;
+}
+
+/** The local HTTPS receiver of a service the demo started (trusting the receiver's CA). */
+function localReceiver(receiver: WebhookReceiver): Deliveries {
+  const path = (eventType: EventType) => `/pix/${eventType}`;
+  return {
+    about: `${receiver.origin} (a local HTTPS receiver, CA ${receiver.caFile})`,
+    url: (eventType) => receiver.origin + path(eventType),
+    arrived: async (eventType) => receiver.received.filter((r) => r.path === path(eventType)).map((r) => ({ where: r.path, headers: r.headers, body: r.body })),
+  };
+}
+
+/**
+ * A running service's own webhook inbox, one per event type under names of this run. Reading it
+ * first checks what the demo needs of the service: that it answers, takes the admin token and
+ * runs in sandbox mode.
+ */
+async function serviceInbox(base: string, operator: OperatorApi): Promise<Deliveries> {
+  const run = `demo-${randomUUID().slice(0, 8)}`;
+  const name = (eventType: EventType) => `${run}-${eventType}`;
+  const path = (eventType: EventType) => `/sandbox/inbox/${name(eventType)}`;
+  try {
+    await operator.inbox(name('cash_in'));
+  } catch (error) {
+    const status = error instanceof ApiError ? error.status : undefined;
+    const why =
+      status === 401
+        ? 'refused ADMIN_TOKEN (401): give the admin token it printed at start'
+        : status === 404
+          ? 'has no /sandbox routes there (404): the demo needs it in sandbox mode (PIX_MODE=sandbox), with its operator API on that address'
+          : undefined;
+    if (why === undefined) throw error;
+    throw new Error(`the service at ${base} ${why}`, { cause: error });
+  }
+  return {
+    about: `${base}/sandbox/inbox/${run}-{${EVENT_TYPES.join(',')}} (the service's own inbox, read with the admin token)`,
+    url: (eventType) => base + path(eventType),
+    arrived: async (eventType) =>
+      (await operator.inbox(name(eventType))).data
+        .filter((a) => a.method === 'POST' && a.status === 200)
+        .reverse()
+        .map((a) => ({ where: path(eventType), headers: a.headers, body: a.body })),
+    refusalHint: `the service takes only its own address (PUBLIC_URL, the address its banner says it listens on) for its inbox: set PIX_API_URL to it`,
+  };
+}
 
 async function startService(dataDir: string, caFile: string, adminToken: string): Promise<{ child: ChildProcess; url: string }> {
   const { child, port } = await startChild([SERVICE_MAIN, 'serve'], {
@@ -39,10 +110,12 @@ async function startService(dataDir: string, caFile: string, adminToken: string)
 interface Demo {
   client: ApiClient;
   operator: OperatorApi;
-  receiver: WebhookReceiver;
+  deliveries: Deliveries;
 }
 
-type VerifiedWebhook = ReceivedWebhook & { payload: { type: string; data: Record<string, unknown> } };
+type VerifiedWebhook = Delivery & { payload: { type: string; data: Record<string, unknown> } };
+type NextWebhook = (eventType: EventType) => Promise<VerifiedWebhook>;
+let verified = 0;
 
 /** Steps 1 and 2: the account, its certificate and key, then a token bound to the certificate. */
 async function openAccount(d: Demo): Promise<{ account: AccountApi; key: string }> {
@@ -59,20 +132,50 @@ async function openAccount(d: Demo): Promise<{ account: AccountApi; key: string 
   return { account: d.client.account(authHeaders(token.access_token, cert)), key };
 }
 
-/** Step 3: one URL per event type; resolves to a function that awaits the next webhook and checks its signature. */
-async function registerWebhooks(d: Demo, account: AccountApi): Promise<() => Promise<VerifiedWebhook>> {
-  step('Webhooks: one HTTPS URL per event type, signed with the account secret');
-  for (const eventType of ['cash_in', 'cash_out', 'refund_in'] as const) {
-    await account.registerWebhook({ url: `${d.receiver.origin}/pix/${eventType}`, eventType, headers: [{ key: 'X-Demo', value: 'yes' }] });
+/** What an error answer says: its message, or its text. */
+function answerMessage(error: ApiError): string {
+  try {
+    const { message } = JSON.parse(error.text) as { message?: unknown };
+    if (typeof message === 'string') return message;
+  } catch {
+    // Not JSON: the text as it came.
+  }
+  return error.text;
+}
+
+/** Step 3: one URL per event type; resolves to a function that awaits the next webhook of a type and checks its signature. */
+async function registerWebhooks(d: Demo, account: AccountApi): Promise<NextWebhook> {
+  step('Webhooks: one URL per event type, signed with the account secret');
+  for (const eventType of EVENT_TYPES) {
+    const url = d.deliveries.url(eventType);
+    try {
+      await account.registerWebhook({ url, eventType, headers: [{ key: 'X-Demo', value: 'yes' }] });
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 400 && d.deliveries.refusalHint)) throw error;
+      throw new Error(`the service refused ${url} as a webhook (${answerMessage(error)}): ${d.deliveries.refusalHint}`, { cause: error });
+    }
   }
   const verifier = new Webhook((await account.signingSecret()).secret);
-  show('registered', 'cash_in, cash_out, refund_in');
-  let seen = 0;
-  return async () => {
-    const all = await d.receiver.waitFor(++seen, 15_000);
-    const hook = all[seen - 1]!;
-    const payload = verifier.verify(hook.body, hook.headers) as VerifiedWebhook['payload'];
-    console.log(`   webhook ${hook.path} ${payload.type}, webhook-id ${hook.headers['webhook-id']}: signature verified`);
+  show('registered', EVENT_TYPES.join(', '));
+  const seen: Record<EventType, number> = { cash_in: 0, cash_out: 0, refund_in: 0 };
+  return async (eventType) => {
+    const deadline = Date.now() + WEBHOOK_WAIT_MS;
+    let hook: Delivery | undefined;
+    while (!(hook = (await d.deliveries.arrived(eventType))[seen[eventType]])) {
+      if (Date.now() > deadline) {
+        throw new Error(`no ${eventType} webhook arrived at ${d.deliveries.url(eventType)} within ${WEBHOOK_WAIT_MS / 1000} s (does a worker run for the service?)`);
+      }
+      await sleep(POLL_MS);
+    }
+    seen[eventType]++;
+    let payload: VerifiedWebhook['payload'];
+    try {
+      payload = verifier.verify(hook.body, hook.headers) as VerifiedWebhook['payload'];
+    } catch (error) {
+      throw new Error(`webhook ${hook.where}, webhook-id ${hook.headers['webhook-id']}: signature not verified (${(error as Error).message})`, { cause: error });
+    }
+    verified++;
+    console.log(`   webhook ${hook.where} ${payload.type}, webhook-id ${hook.headers['webhook-id']}: signature verified`);
     return { ...hook, payload };
   };
 }
@@ -98,21 +201,21 @@ async function createCharge(account: AccountApi, key: string): Promise<string> {
 }
 
 /** Steps 6 and 7: the charge paid and notified, then part of it refunded. */
-async function payAndRefund(d: Demo, account: AccountApi, txid: string, nextWebhook: () => Promise<VerifiedWebhook>): Promise<void> {
+async function payAndRefund(d: Demo, account: AccountApi, txid: string, nextWebhook: NextWebhook): Promise<void> {
   step('The payer pays the charge (sandbox), the account is credited and notified');
   const paid = await d.operator.payCharge(txid, PAYER);
   show('endToEndId', paid.endToEndId);
-  show('RECEIVE', (await nextWebhook()).payload.data);
+  show('RECEIVE', (await nextWebhook('cash_in')).payload.data);
   show('charge status', (await account.getCharge(txid)).status);
 
   step('A partial refund (devolucao) of R$ 20.00');
   show('refund', await account.requestRefund(paid.endToEndId, 'demo1', { valor: '20.00', descricao: 'Um pão a menos' }));
-  show('REFUND', (await nextWebhook()).payload.data);
+  show('REFUND', (await nextWebhook('refund_in')).payload.data);
   show('refund now', (await account.getRefund(paid.endToEndId, 'demo1')).status);
 }
 
 /** Steps 8 and 9: a transfer to a key of another institution, looked up first, and its settlement. */
-async function transferOut(d: Demo, account: AccountApi, nextWebhook: () => Promise<VerifiedWebhook>): Promise<void> {
+async function transferOut(d: Demo, account: AccountApi, nextWebhook: NextWebhook): Promise<void> {
   step('A transfer of R$ 35.50 to a key at another institution');
   const outside = `fornecedor-${randomUUID().slice(0, 8)}@example.com`;
   await d.operator.registerExternalKey({ key: outside, name: 'Moinho Fornecedor SA', document: '11222333000181', ispb: '60746948', bankName: 'Banco Exemplo' });
@@ -122,7 +225,7 @@ async function transferOut(d: Demo, account: AccountApi, nextWebhook: () => Prom
   show('balances while pending', (await account.balances()).data);
 
   step('Settlement (the worker settles NORM transfers after SETTLEMENT_DELAY_MS)');
-  show('TRANSFER', (await nextWebhook()).payload.data);
+  show('TRANSFER', (await nextWebhook('cash_out')).payload.data);
 }
 
 /** Steps 4 to 10, once the account can call. */
@@ -143,31 +246,66 @@ async function tour(d: Demo): Promise<void> {
     console.log(`   ${t.operationType.padEnd(10)} ${t.movementType.padEnd(6)} ${amount.padStart(8)} ${t.status.padEnd(11)} ${t.counterpart.name} ${t.counterpart.document}`);
   }
   show('final balance', (await account.balances()).data);
-  console.log(`\n${bold('Done:')} ${d.receiver.received.length} webhooks received, every signature verified.`);
+  console.log(`\n${bold('Done:')} ${verified} webhooks received, every signature verified.`);
 }
 
-async function main() {
-  const receiver = await startWebhookReceiver();
-  const given = process.env.PIX_API_URL;
-  const adminToken = given ? process.env.ADMIN_TOKEN : `demo-admin-${randomUUID()}`;
-  if (!adminToken) throw new Error('PIX_API_URL needs ADMIN_TOKEN (the service prints it at start)');
-  const dataDir = given ? null : mkdtempSync(join(tmpdir(), 'pix-demo-'));
-  const service = dataDir ? await startService(dataDir, receiver.caFile, adminToken) : null;
-  const base = given ?? service!.url;
-  console.log(bold('Pix API sandbox demo'));
-  show('service', given ? `${base} (running)` : `${base} (started on the embedded database in ${dataDir})`);
-  show('webhook receiver', `${receiver.origin} (CA ${receiver.caFile})`);
+/** The header, then the tour, against the service at `base`. */
+async function runDemo(base: string, service: string, adminToken: string, deliveriesOf: (operator: OperatorApi) => Promise<Deliveries>): Promise<void> {
   const client = new ApiClient(fetchTransport(base));
+  const operator = client.operator(adminToken);
+  const deliveries = await deliveriesOf(operator);
+  console.log(bold('Pix API sandbox demo'));
+  show('service', service);
+  show('webhooks', deliveries.about);
+  await tour({ client, operator, deliveries });
+}
+
+/** The service started here, on the embedded database in a temporary DATA_DIR, trusting a local receiver's CA. */
+async function onItsOwn(): Promise<void> {
+  const adminToken = `demo-admin-${randomUUID()}`;
+  const receiver = await startWebhookReceiver();
+  const dataDir = mkdtempSync(join(tmpdir(), 'pix-demo-'));
+  let service: { child: ChildProcess; url: string } | undefined;
   try {
-    await tour({ client, operator: client.operator(adminToken), receiver });
+    service = await startService(dataDir, receiver.caFile, adminToken);
+    await runDemo(service.url, `${service.url} (started on the embedded database in ${dataDir})`, adminToken, async () => localReceiver(receiver));
   } finally {
     await receiver.close();
     if (service) await stopChild(service.child);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
+/** A running service: its address and admin token from the environment, its own inbox for the webhooks. */
+async function againstRunning(given: string): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(given);
+  } catch {
+    throw new Error(`PIX_API_URL must be the service's address, such as http://127.0.0.1:8080 (got ${JSON.stringify(given)})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PIX_API_URL must be an http or https address (got ${JSON.stringify(given)})`);
+  const adminToken = process.env.ADMIN_TOKEN;
+  if (!adminToken) throw new Error('PIX_API_URL needs ADMIN_TOKEN: the admin token the service printed at start (npm start also writes it to data/demo/admin-token)');
+  const base = url.origin + url.pathname.replace(/\/+$/, '');
+  await runDemo(base, `${base} (running)`, adminToken, (operator) => serviceInbox(base, operator));
+}
+
+/** One line for any failure: a service that cannot be reached says so, not "fetch failed". */
+function failureLine(error: unknown): string {
+  const target = process.env.PIX_API_URL ? ` at ${process.env.PIX_API_URL}` : '';
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+  const text =
+    error instanceof TypeError && error.message === 'fetch failed'
+      ? `cannot reach the service${target} (${(cause as NodeJS.ErrnoException | undefined)?.code ?? cause?.message ?? 'fetch failed'})`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return `demo failed: ${text.replace(/\s*\n\s*/g, ' ').trim()}`;
+}
+
+const given = process.env.PIX_API_URL;
+(given ? againstRunning(given) : onItsOwn()).catch((error: unknown) => {
+  console.error(failureLine(error));
   process.exit(1);
 });

@@ -12,6 +12,7 @@ import type {
   ChargeInput,
   CreatedAccount,
   ExternalKeyInput,
+  InboxArrivals,
   IncomingPixInput,
   LinkedCertificateAnswer,
   OpenMedInput,
@@ -274,6 +275,11 @@ export class OperatorApi extends RouteGroup {
 
   openMed(input: OpenMedInput): Promise<{ medId: number }> {
     return this.#post('/sandbox/med', input, 201);
+  }
+
+  /** What arrived at the service's webhook inbox `name` (`{PUBLIC_URL}/sandbox/inbox/{name}`), newest first. */
+  inbox(name: string): Promise<InboxArrivals> {
+    return this.client.expect(this.request('GET', `/sandbox/inbox/${segment(name)}`), 200);
   }
 }
 

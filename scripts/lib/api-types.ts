@@ -240,6 +240,24 @@ export interface SigningSecret {
   secret: string;
 }
 
+/** A request that arrived at the sandbox's webhook inbox, recorded as it came. */
+export interface InboxArrival {
+  id: number;
+  receivedAt: string;
+  method: string;
+  /** Lower-case names. */
+  headers: Record<string, string>;
+  /** The body as text (UTF-8). */
+  body: string;
+  /** What the inbox answered: 200, or what a fault said. */
+  status: number;
+}
+
+export interface InboxArrivals {
+  /** Newest first. */
+  data: InboxArrival[];
+}
+
 export interface WebhookLog {
   webhookLogId: number;
   eventType: string;
