@@ -441,7 +441,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
       }),
     );
     await accountScope.register(directoryRoutes({ db, lookups }));
-    await accountScope.register(transactionRoutes({ db, clock, lists }));
+    await accountScope.register(transactionRoutes({ db, clock, lists, controls: deps.controls }));
     await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists, cobs: services.cobs }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));

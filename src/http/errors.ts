@@ -13,18 +13,21 @@ export class AppError extends Error {
   readonly code: ErrorCode;
   readonly context: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
+  /** The level the context is logged at: info, or warn for what the operator should see. */
+  readonly logLevel: 'info' | 'warn';
 
   constructor(
     statusCode: number,
     code: ErrorCode,
     message: string,
-    options: { context?: Record<string, unknown>; headers?: Record<string, string> } = {},
+    options: { context?: Record<string, unknown>; headers?: Record<string, string>; logLevel?: 'info' | 'warn' } = {},
   ) {
     super(message);
     this.statusCode = statusCode;
     this.code = code;
     this.context = options.context;
     this.headers = options.headers;
+    this.logLevel = options.logLevel ?? 'info';
   }
 }
 
@@ -141,7 +144,7 @@ export interface ClassifiedError {
  */
 export function classifyError(error: FastifyError, request: FastifyRequest): ClassifiedError {
   if (error instanceof AppError) {
-    if (error.context) request.log.info({ code: error.code, context: error.context }, error.message);
+    if (error.context) request.log[error.logLevel]({ code: error.code, context: error.context }, error.message);
     return { body: errorBody(error.statusCode, error.message, error.code), headers: error.headers };
   }
   if (error.validation) {

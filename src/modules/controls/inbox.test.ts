@@ -88,11 +88,35 @@ describe('the webhook inbox', () => {
     await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: inbox, eventType: 'cash_in' } });
     const fault = await t.app.inject({ method: 'POST', url: '/sandbox/faults', headers: adminHeaders, payload: { kind: 'webhook', effect: 'status', urlPrefix: inbox, status: 500, count: 1 } });
     assert.equal(fault.statusCode, 201, fault.body);
+    const { id } = fault.json<{ id: number }>();
     await incomingPix(t, await evpKey(t, client.accountId), '1.10');
     await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
     assert.deepEqual((await list('falha')).map((a) => a.status), [500]);
     await t.app.inject({ method: 'POST', url: '/sandbox/clock/advance', headers: adminHeaders, payload: { seconds: 3600 } });
     await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
     assert.deepEqual((await list('falha')).map((a) => a.status), [200, 500], 'the retry got 200');
+    // The delivery log names the fault the inbox answered with; the retry, which met none, nothing.
+    const logs = await t.db.selectFrom('webhook_logs').select(['status_code', 'success', 'error']).where('url', '=', inbox).orderBy('id').execute();
+    assert.deepEqual(
+      logs.map((l) => [l.status_code, l.success, l.error]),
+      [
+        [500, false, `HTTP 500 (sandbox fault ${id}, at the inbox)`],
+        [200, true, null],
+      ],
+    );
+  });
+
+  it('a delay on the inbox URL holds the answer: the delivery log counts it and names the fault', async () => {
+    const inbox = `${publicUrl}/sandbox/inbox/lenta`;
+    const fault = await t.app.inject({ method: 'POST', url: '/sandbox/faults', headers: adminHeaders, payload: { kind: 'webhook', effect: 'delay', urlPrefix: inbox, delayMs: 300, count: 1 } });
+    assert.equal(fault.statusCode, 201, fault.body);
+    const { id } = fault.json<{ id: number }>();
+    const message = { url: inbox, messageId: 'msg_inbox_delay', body: '{}', headers: {}, secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] };
+    const attempt = await sender.send(message, () => t.controls!.clock.now());
+    assert.deepEqual([attempt.success, attempt.statusCode, attempt.error], [true, 200, `delayed 300 ms by sandbox fault ${id}, at the inbox`]);
+    assert.ok(attempt.durationMs >= 300, `${attempt.durationMs} ms`);
+    assert.deepEqual((await list('lenta')).map((a) => a.status), [200]);
+    const again = await sender.send(message, () => t.controls!.clock.now());
+    assert.deepEqual([again.success, again.error], [true, null], 'used up: nothing to name');
   });
 });

@@ -12,7 +12,8 @@ import { checkAdvance, checkFault, newFault, type AdvanceInput, type FaultInput 
  * - the test clock: business time is the real time plus an offset that only grows, which every
  *   time rule reads (charge expiry, due dates, refund windows, settlement, retries);
  * - faults: webhook deliveries under a URL prefix answered with a status, timing out or delayed;
- *   the directory unavailable (settlement faults are read by the settlement itself, in SQL).
+ *   the directory unavailable (settlement faults are read by the settlement itself, in SQL; a
+ *   transfer a delay holds says why through `pendingReason`).
  * Production builds none of this: its business time is the real time.
  */
 export class SandboxControls {
@@ -136,30 +137,63 @@ export class SandboxControls {
   /**
    * The fault a webhook delivery to `url` meets, using up one of a counted fault's deliveries.
    * Deliveries to this service's own inbox meet theirs at the inbox, which answers as the fault
-   * says (and records it); every other destination meets it at the sender.
+   * says (and records it); every other destination meets it at the sender. The sender, asking
+   * for a delivery to the own inbox, is told the fault the inbox will most likely apply (none is
+   * used up) with `atInbox`, so that the delivery log can name it.
    */
   async webhookFault(url: string, at: 'sender' | 'inbox'): Promise<WebhookFault | null> {
-    if ((at === 'sender') === isOwnInbox(this.#inbox, url)) return null;
+    const own = isOwnInbox(this.#inbox, url);
+    if (at === 'inbox' && !own) return null;
     for (const fault of this.#faults) {
       if (fault.kind !== 'webhook' || !url.startsWith(fault.url_prefix!)) continue;
+      if (own && at === 'sender') return { ...webhookFaultOf(fault), atInbox: true };
       if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
       if (fault.remaining !== null) void this.refresh().catch(() => undefined);
-      return { id: fault.id, effect: fault.effect, status: fault.status, delayMs: fault.delay_ms === null ? null : Number(fault.delay_ms) };
+      return webhookFaultOf(fault);
     }
     return null;
   }
 
-  /** True while a fault makes the directory unavailable. */
-  directoryUnavailable(): boolean {
-    return this.#faults.some((fault) => fault.kind === 'directory');
+  /** The fault that makes the directory unavailable, while there is one (null otherwise). */
+  directoryUnavailable(): { readonly id: bigint } | null {
+    const fault = this.#faults.find((f) => f.kind === 'directory');
+    return fault ? { id: fault.id } : null;
+  }
+
+  /** True while a settlement delay fault may hold transfers (only then is `pendingReason` worth asking). */
+  holdsTransfers(): boolean {
+    return this.#faults.some((f) => f.kind === 'settlement' && f.effect === 'delay');
+  }
+
+  /**
+   * Why a pending transfer to `pix_key` is not settled yet, when a settlement delay fault on the
+   * key holds it (pix_settle_batch holds it until `delayMs` after it was made, on the test
+   * clock); null otherwise. Read from the polled faults: no query.
+   */
+  pendingReason(transfer: { readonly pix_key: string | null; readonly created_at: Date; readonly expires_at: Date | null }): string | null {
+    const fault = this.#faults.find((f) => f.kind === 'settlement' && f.effect === 'delay' && f.pix_key === transfer.pix_key);
+    if (!fault) return null;
+    const now = this.clock.now().getTime();
+    const until = transfer.created_at.getTime() + Number(fault.delay_ms);
+    if (until <= now || (transfer.expires_at !== null && transfer.expires_at.getTime() <= now)) return null;
+    return `Settlement delayed ${fault.delay_ms} ms by sandbox fault ${fault.id}: pending until ${new Date(until).toISOString()}`;
   }
 }
+
+const webhookFaultOf = (fault: repo.FaultRow): WebhookFault => ({
+  id: fault.id,
+  effect: fault.effect,
+  status: fault.status,
+  delayMs: fault.delay_ms === null ? null : Number(fault.delay_ms),
+});
 
 export interface WebhookFault {
   readonly id: bigint;
   readonly effect: FaultEffect;
   readonly status: number | null;
   readonly delayMs: number | null;
+  /** The destination is the service's own inbox: the inbox applies the fault, the sender only names it. */
+  readonly atInbox?: boolean;
 }
 
 /** How often each process reads the shared row: the longest another process's change takes to be seen. */

@@ -27,8 +27,8 @@ export interface DirectoryLookupsDeps {
   readonly clock: Clock;
   readonly buckets: TokenBuckets;
   readonly limits: DirectoryLimits;
-  /** True while the sandbox's fault makes the directory unavailable (modules/controls). */
-  readonly unavailable?: () => boolean;
+  /** The sandbox's fault that makes the directory unavailable, while there is one (modules/controls). */
+  readonly unavailable?: () => { readonly id: bigint } | null;
 }
 
 type Holder = 'CPF' | 'CNPJ';
@@ -52,9 +52,13 @@ export class DirectoryLookups {
   /** Takes one look-up from the account's bucket, or throws 429 DIRECTORY_RATE_LIMITED with Retry-After. */
   async charge(accountId: bigint): Promise<LookupCharge> {
     const { buckets, limits, clock } = this.#deps;
-    if (this.#deps.unavailable?.()) {
-      throw new AppError(503, 'DIRECTORY_UNAVAILABLE', 'The directory (DICT) is unavailable: retry later (a sandbox fault; DELETE /sandbox/faults clears it)', {
+    const fault = this.#deps.unavailable?.();
+    if (fault) {
+      // Logged at warn with the fault, as a fault's trace beside the answer.
+      throw new AppError(503, 'DIRECTORY_UNAVAILABLE', `The directory (DICT) is unavailable: retry later (sandbox fault ${fault.id}; DELETE /sandbox/faults/${fault.id} clears it)`, {
         headers: { 'retry-after': '1' },
+        context: { sandboxFault: Number(fault.id), kind: 'directory', effect: 'unavailable', accountId: accountId.toString() },
+        logLevel: 'warn',
       });
     }
     const size = await this.#size(accountId);

@@ -129,5 +129,17 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
     .executeTakeFirst();
 }
 
+/** The key and times of those of `ids` that are pending transfers: what a sandbox settlement fault holds them by. */
+export function pendingTransfers(db: DbExecutor, ids: readonly bigint[]) {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('transactions')
+    .select(['id', 'pix_key', 'created_at', 'expires_at'])
+    .where('id', 'in', [...ids])
+    .where('type', '=', 'WITHDRAW')
+    .where('status', '=', 'PENDING')
+    .execute();
+}
+
 /** Changes when a transaction is created: the newest id (an index look-up). */
 export const changeMarker = (db: DbExecutor) => db.selectFrom('transactions').select((eb) => eb.fn.max('id').as('marker'));

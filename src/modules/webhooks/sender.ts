@@ -30,7 +30,11 @@ export interface Attempt {
   success: boolean;
   statusCode: number | null;
   durationMs: number;
-  /** The status (`HTTP 503`) or the class of failure, with the setting that changes it: never the receiver's body or a socket's error text. */
+  /**
+   * The status (`HTTP 503`) or the class of failure, with the setting that changes it: never the
+   * receiver's body or a socket's error text. In the sandbox, also the fault that touched the
+   * attempt and what it did, even on a delivered one (`delayed 1500 ms by sandbox fault 3`).
+   */
   error: string | null;
   /** Set when no answer came: why. */
   failure?: FailureClass | undefined;
@@ -151,9 +155,35 @@ export interface SenderFault {
   readonly effect: string;
   readonly status: number | null;
   readonly delayMs: number | null;
+  /**
+   * The destination is the service's own inbox, which applies the fault itself when the delivery
+   * arrives: the sender sends as usual and only names the fault if the outcome shows it.
+   */
+  readonly atInbox?: boolean;
 }
 
+/** An attempt's outcome before its timing is added. */
+type Outcome = Omit<Attempt, 'durationMs' | 'sentAt'>;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The error an attempt that went out records when a fault touched it: the outcome, then the
+ * fault and what it did (`HTTP 500 (delayed 1500 ms by sandbox fault 3)`, or the note alone on
+ * a delivered attempt). At the service's own inbox the fault is named only when the outcome
+ * shows it (a counted fault may have been used up by another delivery meanwhile). Null: untouched.
+ */
+function faultedError(fault: SenderFault, attempt: Attempt): string | null {
+  const where = fault.atInbox ? ', at the inbox' : '';
+  if (fault.effect === 'delay') {
+    if (fault.atInbox && attempt.durationMs < fault.delayMs! && attempt.failure !== 'timeout') return null;
+    const by = `delayed ${fault.delayMs} ms by sandbox fault ${fault.id}${where}`;
+    return attempt.error === null ? by : `${attempt.error} (${by})`;
+  }
+  const met = fault.effect === 'status' ? attempt.statusCode === fault.status : attempt.failure === 'timeout';
+  if (!fault.atInbox || !met) return null;
+  return `${attempt.error ?? `HTTP ${attempt.statusCode}`} (sandbox fault ${fault.id}${where})`;
+}
 
 /**
  * POSTs webhooks: TLS with the system CAs plus WEBHOOK_CA_FILE, sockets that only reach the
@@ -223,26 +253,45 @@ export class WebhookSender {
     return attempt;
   }
 
+  /**
+   * One attempt. A sandbox fault on the destination acts first: a status or a timeout instead of
+   * the receiver's answer, or a delay before the request goes, counted in the attempt's duration
+   * and its time limit. Every attempt a fault touched says so in its `error` (the delivery log),
+   * naming the fault and what it did: on a delivered attempt too.
+   */
   async #attempt(message: Message, clock: () => Date): Promise<Attempt> {
     const fault = this.#faults ? await this.#faults(message.url) : null;
-    if (fault) {
-      const faulted = await this.#faulted(fault, clock);
-      if (faulted) return faulted;
-    }
     const sentAt = clock();
     const started = performance.now();
-    const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({
-      ...result,
-      durationMs: Math.round(performance.now() - started),
-      sentAt,
-    });
+    const elapsed = () => Math.round(performance.now() - started);
+    const done = (result: Outcome): Attempt => ({ ...result, durationMs: elapsed(), sentAt });
+    if (fault && !fault.atInbox) {
+      if (fault.effect === 'status') {
+        const success = fault.status! >= 200 && fault.status! < 300;
+        return done({ success, statusCode: fault.status, error: `HTTP ${fault.status} (sandbox fault ${fault.id})` });
+      }
+      if (fault.effect !== 'delay' || fault.delayMs! >= this.#timeoutMs) {
+        await sleep(this.#timeoutMs);
+        const by = fault.effect === 'delay' ? `delayed ${fault.delayMs} ms by sandbox fault ${fault.id}` : `sandbox fault ${fault.id}`;
+        return done({ success: false, statusCode: null, failure: 'timeout', error: `timeout: no answer within ${this.#timeoutMs} ms (${by})` });
+      }
+      // A slow answer: the request goes after the delay, within what is left of the limit.
+      await sleep(fault.delayMs!);
+    }
+    const attempt = done(await this.#post(message, sentAt, this.#timeoutMs - elapsed()));
+    const error = fault ? faultedError(fault, attempt) : null;
+    return error === null ? attempt : { ...attempt, error };
+  }
+
+  /** The request itself, with `budgetMs` for the whole of it (connection, answer and its body). */
+  async #post(message: Message, sentAt: Date, budgetMs: number): Promise<Outcome> {
     // The whole attempt (connection, answer and its body) within the limit. Not
     // AbortSignal.timeout: its timer and signal live the full timeout whatever the answer, so
     // under load a process held tens of thousands of them, promoted to the old generation and
     // collected in major pauses, which stalled every request of the process.
     // Why, and what was measured: docs/decisions/0021-webhook-delivery-lease.md.
     const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), this.#timeoutMs);
+    const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), Math.max(1, budgetMs));
     try {
       // IP literals never reach the lookup, so they are judged here.
       parseDestination(message.url, this.#policy);
@@ -266,31 +315,13 @@ export class WebhookSender {
       // is never shown, so the service tells nobody what a service it can reach says.
       await response.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
       const success = response.statusCode >= 200 && response.statusCode < 300;
-      return done({ success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}` });
+      return { success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}` };
     } catch (error) {
       const { failure, text } = classify(error);
-      return done({ success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text });
+      return { success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text };
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * What a fault makes of an attempt: a status, or a timeout, taking the time a receiver would;
-   * a delay shorter than the limit only holds the attempt, which then goes (null).
-   */
-  async #faulted(fault: SenderFault, clock: () => Date): Promise<Attempt | null> {
-    const sentAt = clock();
-    const started = performance.now();
-    const done = (result: Omit<Attempt, 'durationMs' | 'sentAt'>): Attempt => ({ ...result, durationMs: Math.round(performance.now() - started), sentAt });
-    if (fault.effect === 'status') {
-      const success = fault.status! >= 200 && fault.status! < 300;
-      return done({ success, statusCode: fault.status, error: success ? null : `HTTP ${fault.status} (sandbox fault ${fault.id})` });
-    }
-    const wait = fault.effect === 'delay' ? Math.min(fault.delayMs!, this.#timeoutMs) : this.#timeoutMs;
-    await sleep(wait);
-    if (fault.effect === 'delay' && fault.delayMs! < this.#timeoutMs) return null;
-    return done({ success: false, statusCode: null, failure: 'timeout', error: `timeout: no answer within ${this.#timeoutMs} ms (sandbox fault ${fault.id})` });
   }
 
   async close(): Promise<void> {

@@ -85,7 +85,13 @@ export const StatusView = Type.Object({
   createdAt: Timestamp(),
   updatedAt: Timestamp(),
   processedAt: Nullable(Timestamp()),
-  errorReason: Nullable(Type.String({ description: 'Why the transaction ended in ERROR (null otherwise)' })),
+  errorReason: Nullable(
+    Type.String({
+      description:
+        'Why the transaction ended in ERROR; in the sandbox, why a PENDING transfer is held by a settlement delay fault ' +
+        '(`Settlement delayed 120000 ms by sandbox fault 3: pending until ...`); null otherwise',
+    }),
+  ),
 });
 
 export const Identifier = Type.String({ minLength: 1, maxLength: 64, description: 'Numeric id, externalId or endToEndId' });

@@ -34,7 +34,13 @@ const LogsResponse = Type.Object({
       statusCode: Nullable(Type.Integer()),
       success: Type.Boolean(),
       durationMs: Type.Integer(),
-      error: Nullable(Type.String({ description: '`HTTP <status>` or the class of failure, as in a resend; never what the destination answered' })),
+      error: Nullable(
+        Type.String({
+          description:
+            '`HTTP <status>` or the class of failure, as in a resend; never what the destination answered. In the sandbox, also the fault ' +
+            'that touched the attempt and what it did, on a delivered attempt too (`HTTP 503 (sandbox fault 3)`, `delayed 1500 ms by sandbox fault 3`)',
+        }),
+      ),
       isResend: Type.Boolean(),
       createdAt: Timestamp(),
     }),

@@ -57,7 +57,8 @@ export const Delivery = Type.Object({
     Type.String({
       description:
         "`HTTP <status>`, or the class of failure (timeout, connection refused, connection failed, TLS failure, DNS failure, " +
-        'non-public address, port not allowed) with the setting that changes it; never what the destination answered',
+        'non-public address, port not allowed) with the setting that changes it; never what the destination answered. In the sandbox, also ' +
+        'the fault that touched the attempt and what it did, on a delivered attempt too (`HTTP 503 (sandbox fault 3)`, `delayed 1500 ms by sandbox fault 3`)',
     }),
   ),
 });
