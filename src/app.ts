@@ -106,9 +106,16 @@ function tlsFile(variable: string, path: string, parse: (pem: Buffer) => unknown
   }
 }
 
-/** Throws the ConfigError a wrong TLS file would give, before anything is opened. */
+/**
+ * Throws the ConfigError a wrong TLS file would give, before anything is opened; and in
+ * production, the one of a missing payload-signing key and chain: the API serves /v2 charges,
+ * whose payloads no payer would trust under the sandbox's own root.
+ */
 export function checkTlsFiles(config: Config): void {
   httpsOptions(config);
+  if (config.mode === 'production' && !config.qrSigning) {
+    throw new ConfigError('QR_SIGNING_KEY_FILE and QR_SIGNING_CHAIN_FILE are required to serve when PIX_MODE=production: they sign the payload locations of /v2 charges');
+  }
 }
 
 function httpsOptions(config: Config) {

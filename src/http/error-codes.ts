@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   ACCOUNT_NOT_FOUND: { status: 404, description: 'No such account' },
   INVALID_NAME: { status: 400, description: 'The name is blank' },
   INVALID_DOCUMENT: { status: 400, description: 'The document is not a valid CPF or CNPJ' },
+  INVALID_ADDRESS: { status: 400, description: 'The address is not one BCB takes: a street and city of 1 to 200 characters, one of the 27 UFs, a CEP of 8 digits' },
   INVALID_CERTIFICATE: { status: 400, description: 'The PEM is not one X.509 certificate, or it is expired or not yet valid' },
   CERTIFICATE_LINKED_ELSEWHERE: { status: 409, description: 'The certificate is already linked to another account' },
   CERTIFICATE_NOT_FOUND: { status: 404, description: 'The certificate is not linked to this account' },

@@ -32,9 +32,10 @@ import { cobvValorOf, storedRules, type DescontoInput, type RuleInput, type Valo
 export const DEFAULT_VALIDADE_APOS_VENCIMENTO = 30;
 
 /**
- * The address of the recebedor, which BCB's DadosRecebedor requires and accounts do not hold:
- * the city every BR Code of this service names (field 60), its state, the CEP of its centre
- * (Praça da Sé, 01001-000), and a street that says it was not given.
+ * The address of a recebedor whose account has none (an operator gives it: PATCH
+ * /admin/accounts/{id}), since BCB's DadosRecebedor requires one: the city every BR Code of this
+ * service names (field 60), its state, the CEP of its centre (Praça da Sé, 01001-000), and a
+ * street that says it was not given.
  */
 export const RECEBEDOR_ADDRESS = { logradouro: 'Não informado', cidade: 'São Paulo', uf: 'SP', cep: '01001000' } as const;
 
@@ -107,13 +108,14 @@ export function storedFields(row: ChargeRow): CobvFields {
   };
 }
 
-/** BCB's recebedor: the account's name and document, and RECEBEDOR_ADDRESS. */
+/** BCB's recebedor: the account's name, document and address (RECEBEDOR_ADDRESS when it has none). */
 async function recebedorOf(trx: Trx, accountId: bigint): Promise<Recebedor> {
   const account = await findAccount(trx, accountId);
   if (!account) throw cobvNotFound();
   const nome = account.name.slice(0, 200);
   const document = account.document;
-  return account.document_type === 'CNPJ' ? { cnpj: document, nome, ...RECEBEDOR_ADDRESS } : { cpf: document, nome, ...RECEBEDOR_ADDRESS };
+  const address = account.address ?? RECEBEDOR_ADDRESS;
+  return account.document_type === 'CNPJ' ? { cnpj: document, nome, ...address } : { cpf: document, nome, ...address };
 }
 
 /** The location a cobv moves to (`loc.id` naming another location than its own), with its BR Code. */
