@@ -10,7 +10,7 @@ import { listSigningKeys, retireSigningKey, rotateSigningKey } from './modules/a
 
 /** Operator commands: the same operations as /admin/*, run directly on the database. */
 export const OPERATOR_USAGE = `Operator commands (same database as the service):
-  accounts create --name NAME --document CPF_OR_CNPJ [--logradouro STREET --cidade CITY --uf UF --cep CEP]
+  accounts create --name NAME --document CPF_OR_CNPJ [--logradouro STREET] [--cidade CITY] [--uf UF] [--cep CEP]  (the address: all four or none)
   address set --account ID --logradouro STREET --cidade CITY --uf UF --cep CEP
   certificates link --account ID --pem-file FILE
   certificates unlink --account ID --fingerprint SHA256_HEX
