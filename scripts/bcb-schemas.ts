@@ -3,7 +3,9 @@
  * test/fixtures/bcb-api-pix.json: every component schema and, per operation in scope, the schema
  * of its request body and of each answer. It reads the specification kept beside the project
  * (../shared/reference/bcb-api-pix/openapi.yaml) and applies the errata that file's SOURCE.md
- * lists, read as BCB means them. A fresh clone has no ../shared: the fixture is committed, and
+ * lists, read as BCB means them, and no looser: its patterns are anchored as BCB's text means
+ * them (WHOLE_VALUE_PATTERNS) and its `oneOf`s stand but where branches overlap
+ * (ONE_OF_READ_AS_ANY_OF). A fresh clone has no ../shared: the fixture is committed, and
  * `--check` (CI, when the specification is present) fails when it is not what this script writes.
  *
  *   node scripts/bcb-schemas.ts [--check]
@@ -38,9 +40,70 @@ function toJsonSchema(node: unknown): unknown {
   return out;
 }
 
-/** The errata of SOURCE.md, applied to the component schemas (each named there). */
+/**
+ * The patterns BCB writes without `^...$`. A JSON Schema pattern matches anywhere in the value
+ * (`[a-zA-Z0-9]{26,35}` accepts a 41-character txid, or one with a dash, around 26 good ones),
+ * while each of these describes a whole value: the generator anchors every one, and fails on a
+ * pattern it has not been told about, so a new version of the file is read, not guessed.
+ */
+const WHOLE_VALUE_PATTERNS: Record<string, string> = {
+  // TxId: a charge's txid, 26 to 35 letters and digits, is the value (a path parameter, the
+  // charge's own field, the txid a cob's Pix carries), never a part of it.
+  '[a-zA-Z0-9]{26,35}': 'TxId, 26 to 35 letters and digits',
+  // The txid of a received Pix and of GET /pix's filter (BCB's changelog, #269: "{1,35} porque
+  // pode haver a presença de pagamentos de QRs estáticos"), and DevolucaoId, the refund's id
+  // the receiver chooses: at most 35 letters and digits.
+  '[a-zA-Z0-9]{1,35}': 'a received Pix\'s txid and DevolucaoId, 1 to 35 letters and digits',
+  // EndToEndId and rtrId: 32 characters (their minLength and maxLength say it too).
+  '[a-zA-Z0-9]{32}': 'EndToEndId and rtrId, 32 letters and digits',
+  // idRec and idSolicRec: "29 caracteres" by their rule of formation (Pix Automático, out of scope).
+  '[a-zA-Z0-9]{29}': 'idRec and idSolicRec, 29 letters and digits',
+  // Money and percentages: "Todos os campos que indicam valores monetários obedecem ao pattern
+  // \d{1,10}\.\d{2}. [...] Não é aplicável utilizar separador de milhar. Exemplos [...]: 1.00,
+  // 123.99, 123456789.23": the whole value, no sign, no separator, two decimals.
+  '\\d{1,10}\\.\\d{2}': 'money and percentages, 1 to 10 digits, a point and 2 decimals',
+};
+
+/**
+ * The `oneOf`s read as `anyOf`, each because its branches overlap, so a value BCB means as valid
+ * matches more than one and `oneOf` would refuse it. Every other `oneOf` stands: a devedor or
+ * recebedor is a PessoaFisica or a PessoaJuridica, and one with both cpf and cnpj is neither
+ * ("Não é permitido que o campo `devedor.cpf` e campo `devedor.cnpj` estejam preenchidos ao
+ * mesmo tempo").
+ */
+const ONE_OF_READ_AS_ANY_OF: Record<string, string> = {
+  // SOURCE.md: "the two branches of `valor.retirada` (`oneOf`) overlap"; neither branch requires
+  // its property, so `{ saque: {...} }` matches both. The same `retirada` is the payload's.
+  '/CobValor/properties/retirada': 'retirada: its saque and troco branches overlap',
+  '/CobPayloadValor/properties/retirada': 'retirada: its saque and troco branches overlap',
+  // SOURCE.md: "the discount `oneOf` of `CobVValor` overlaps like `retirada`'s"; the first branch
+  // requires nothing, so `{ modalidade: 3, valorPerc: "0.05" }` matches both.
+  '/CobVValor/properties/desconto': 'desconto: its descontoDataFixa and valorPerc branches overlap',
+  // Pix Automático's (out of scope, its schemas kept whole): BCB's own examples match more than
+  // one branch. The rejeicao and cancelamento branches of an encerramento each require nothing,
+  // so recResponse5's and cobRResponse4's `encerramento: { cancelamento: {...} }` match both; the
+  // two branches of RecRevisada's devedor are the same `{ nome }`, which recBody3's matches twice.
+  '/RecEncerramento/properties/encerramento': "encerramento: its branches overlap (BCB's recResponse5)",
+  '/CobRAtualizacao/properties/encerramento': "encerramento: its branches overlap (BCB's cobRResponse4)",
+  '/RecRevisada/allOf/1/properties/vinculo/properties/devedor': "devedor: its two branches are the same (BCB's recBody3)",
+};
+
+/**
+ * A received Pix's txid (Pix, PixAutomatico, GET /pix's parametros) is written as both a TxId (26
+ * to 35) and 1 to 35, which together mean 26 to 35; BCB means 1 to 35 (SOURCE.md, and the
+ * changelog's #269: a static code's payment carries any txid the receiver chose).
+ */
+function isReceivedPixTxid(n: Json): boolean {
+  if (!Array.isArray(n.allOf) || n.allOf.length !== 2) return false;
+  const [ref, override] = n.allOf as Json[];
+  return ref?.$ref === 'bcb#/definitions/TxId' && override?.pattern === '[a-zA-Z0-9]{1,35}' && Object.keys(override).length === 1;
+}
+
+/** The errata of SOURCE.md and the anchors and `anyOf`s above, applied to the component schemas. */
 function applyErrata(schemas: Record<string, Json>): string[] {
   const applied: string[] = [];
+  const anchored = new Map<string, number>();
+  const readAsAnyOf = new Set<string>();
   const walk = (node: unknown, path: string, visit: (n: Json, path: string) => void) => {
     if (Array.isArray(node)) node.forEach((n, i) => walk(n, `${path}/${i}`, visit));
     else if (node !== null && typeof node === 'object') {
@@ -49,16 +112,28 @@ function applyErrata(schemas: Record<string, Json>): string[] {
     }
   };
   walk(schemas, '', (n, path) => {
-    // The CPF pattern written /^\d{11}$/ with literal slashes.
+    if (isReceivedPixTxid(n)) {
+      delete n.allOf;
+      Object.assign(n, { type: 'string', pattern: '[a-zA-Z0-9]{1,35}' });
+      applied.push(`${path}: a txid of 1 to 35 characters, not a TxId of 26 to 35`);
+    }
+    // The CPF pattern written /^\d{11}$/ with literal slashes (and codMun's /^\d{7}$/).
     if (typeof n.pattern === 'string' && n.pattern.startsWith('/') && n.pattern.endsWith('/')) {
       n.pattern = n.pattern.slice(1, -1);
       applied.push(`${path}: pattern without slashes`);
     }
-    // Overlapping oneOf branches (retirada, the discounts): valid when either matches.
-    if (Array.isArray(n.oneOf)) {
+    // Every pattern meant of the whole value, as BCB's text says (WHOLE_VALUE_PATTERNS).
+    if (typeof n.pattern === 'string' && !(n.pattern.startsWith('^') && n.pattern.endsWith('$'))) {
+      if (!(n.pattern in WHOLE_VALUE_PATTERNS)) throw new Error(`bcb-schemas: ${path} has the unanchored pattern ${n.pattern}: decide whether BCB means the whole value`);
+      anchored.set(n.pattern, (anchored.get(n.pattern) ?? 0) + 1);
+      n.pattern = `^${n.pattern}$`;
+    }
+    // Overlapping oneOf branches only (ONE_OF_READ_AS_ANY_OF): every other oneOf stands.
+    if (Array.isArray(n.oneOf) && path in ONE_OF_READ_AS_ANY_OF) {
       n.anyOf = n.oneOf;
       delete n.oneOf;
-      applied.push(`${path}: oneOf read as anyOf`);
+      readAsAnyOf.add(path);
+      applied.push(`${path}: oneOf read as anyOf (${ONE_OF_READ_AS_ANY_OF[path]})`);
     }
     // List items require `idCob`, never defined.
     if (Array.isArray(n.required) && n.required.includes('idCob')) {
@@ -66,6 +141,10 @@ function applyErrata(schemas: Record<string, Json>): string[] {
       applied.push(`${path}: idCob not required`);
     }
   });
+  for (const path of Object.keys(ONE_OF_READ_AS_ANY_OF)) {
+    if (!readAsAnyOf.has(path)) throw new Error(`bcb-schemas: ${path} has no oneOf to read as anyOf`);
+  }
+  for (const [pattern, count] of anchored) applied.push(`pattern ^${pattern}$ where BCB writes ${pattern} (${WHOLE_VALUE_PATTERNS[pattern]}): ${count} places`);
   const pixConsultados = JSON.stringify(schemas.PixConsultados);
   if (pixConsultados?.includes('"cobs"')) {
     schemas.PixConsultados = JSON.parse(pixConsultados.replace(/"required":\["parametros","cobs"\]/, '"required":["parametros","pix"]')) as Json;
