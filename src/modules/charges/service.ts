@@ -483,22 +483,35 @@ export interface PaidCharge {
 /**
  * What a charge asks when paid at `at`, and BCB's componentesValor of the payment (centavos in
  * decimal strings; null for a plain charge): a cobv its amount on that day in São Paulo (fine,
- * interest, abatement, discount); a cob with withdrawal or change its original plus that value.
+ * interest, abatement, discount); a cob with withdrawal or change its original plus that value,
+ * or, where the withdrawal's or change's own modalidadeAlteracao is 1, plus the value the payer
+ * chose: `requested` less the original (a saque greater than 0, a troco not below 0).
  */
-function amountDue(charge: ChargeRow, at: Date): { amountCentavos: bigint; components: Record<string, string> | null } {
+function amountDue(charge: ChargeRow, at: Date, requested?: bigint): { amountCentavos: bigint; components: Record<string, string> | null } {
   if (charge.tipo_cob === 'cobv') {
     const due = cobvDueOn(charge, saoPauloDay(at));
     return { amountCentavos: due.finalCentavos, components: cobvValueComponents(due) };
   }
   const retirada = retiradaOf(charge.retirada);
   if (!retirada) return { amountCentavos: charge.amount_centavos, components: null };
+  const chosen = retirada.alterable && requested !== undefined ? requested - charge.amount_centavos : null;
+  const centavos = chosen !== null && (chosen > 0n || (chosen === 0n && retirada.kind === 'troco')) ? chosen : retirada.centavos;
   // The agent and the withdrawal service go with the parts: BCB's componentesValor shows them.
-  const components: Record<string, string> = { [retirada.kind]: retirada.centavos.toString(), ...retirada.agent };
+  const components: Record<string, string> = { [retirada.kind]: centavos.toString(), ...retirada.agent };
   if (charge.amount_centavos !== 0n) components.original = charge.amount_centavos.toString();
-  return { amountCentavos: charge.amount_centavos + retirada.centavos, components };
+  return { amountCentavos: charge.amount_centavos + centavos, components };
 }
 
-/** The withdrawal (saque) or change (troco) of a cob's valor.retirada, as BCB gives it, with its agent. */
+/** What the amount of a payment of `charge` must be, in words (the WRONG_AMOUNT refusal). */
+function amountAsked(charge: ChargeRow): string {
+  if (charge.tipo_cob === 'cobv') return 'the amount the charge asks on the payment date';
+  const retirada = retiradaOf(charge.retirada);
+  if (!retirada) return "the charge's valor.original";
+  if (!retirada.alterable) return `the charge's valor.original plus its valor.retirada.${retirada.kind}.valor`;
+  return retirada.kind === 'saque' ? 'the withdrawal the payer chooses, greater than 0' : "the charge's valor.original plus the change the payer chooses";
+}
+
+/** The withdrawal (saque) or change (troco) of a cob's valor.retirada, as BCB gives it, with its agent; `alterable` when the payer chooses its value. */
 function retiradaOf(retirada: Record<string, unknown> | null) {
   for (const kind of ['saque', 'troco'] as const) {
     const item = retirada?.[kind] as Partial<RetiradaItem> | undefined;
@@ -507,7 +520,7 @@ function retiradaOf(retirada: Record<string, unknown> | null) {
     const agent: Record<string, string> = {};
     if (item.modalidadeAgente) agent.modalidadeAgente = item.modalidadeAgente;
     if (item.prestadorDoServicoDeSaque) agent.prestadorDoServicoDeSaque = item.prestadorDoServicoDeSaque;
-    return { kind, centavos, agent };
+    return { kind, centavos, agent, alterable: item.modalidadeAlteracao === 1 };
   }
   return null;
 }
@@ -535,12 +548,12 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
   }
   const refused = await requireActive(trx, charge, p.at, p.now, (status) => unprocessable('CHARGE_NOT_ACTIVE', `The charge is not ATIVA (it is ${status})`));
   if (refused) return { ok: false, error: refused };
-  const due = amountDue(charge, p.at);
+  const due = amountDue(charge, p.at, p.amountCentavos);
   const amountCentavos = p.amountCentavos ?? due.amountCentavos;
   if (charge.modalidade_alteracao === 0 && amountCentavos !== due.amountCentavos) {
-    const what = charge.tipo_cob === 'cobv' ? 'the amount the charge asks on the payment date' : "the charge's valor.original";
-    return { ok: false, error: unprocessable('WRONG_AMOUNT', `The amount must equal ${what}`) };
+    return { ok: false, error: unprocessable('WRONG_AMOUNT', `The amount must equal ${amountAsked(charge)}`) };
   }
+  if (amountCentavos <= 0n) return { ok: false, error: unprocessable('WRONG_AMOUNT', 'The charge leaves the amount to the payer: it must be greater than 0') };
   const endToEndId = pixIdentifier('E', p.payer.ispb, p.at);
   const received = await receivePix(trx, {
     accountId: charge.account_id,

@@ -355,6 +355,32 @@ describe('POST /sandbox/payer/pay', () => {
     });
   });
 
+  describe("a location's refusal, read as BCB's problem", () => {
+    const problem = (status: number, name: string, detail: string) => () => ({
+      status,
+      type: 'application/problem+json',
+      body: JSON.stringify({ type: `https://pix.bcb.gov.br/api/v2/error/${name}`, title: name, status, detail }),
+    });
+
+    it('422 CHARGE_NOT_ACTIVE: 404 CobPayloadNaoEncontrado, or 410, for a charge that is there; LOCATION_UNREACHABLE when none is', async () => {
+      const row = await charge();
+      answers.set(`/qr/v2/${row.token}`, problem(404, 'CobPayloadNaoEncontrado', 'A cobrança em questão não foi encontrada para a location requisitada.'));
+      await refused({ pixCopiaECola: row.pix_copia_e_cola }, 'CHARGE_NOT_ACTIVE', /HTTP 404 CobPayloadNaoEncontrado/, row);
+      answers.set(`/qr/v2/${row.token}`, () => ({ status: 410, body: '' }));
+      await refused({ pixCopiaECola: row.pix_copia_e_cola }, 'CHARGE_NOT_ACTIVE', /HTTP 410/, row);
+      const token = 'c'.repeat(32);
+      answers.set(`/qr/v2/${token}`, problem(404, 'CobPayloadNaoEncontrado', 'Nada aqui.'));
+      const nowhere = buildDynamicBrCode({ location: `${new URL(origin).host}/qr/v2/${token}`, merchantName: 'Loja', merchantCity: 'SAO PAULO' });
+      await refused({ pixCopiaECola: nowhere }, 'LOCATION_UNREACHABLE', /serves no charge \(HTTP 404 CobPayloadNaoEncontrado\)/);
+    });
+
+    it("422 LOCATION_UNREACHABLE: another refusal, with the problem's detail", async () => {
+      const row = await charge();
+      answers.set(`/qr/v2/${row.token}`, problem(400, 'CobPayloadOperacaoInvalida', 'codMun não é um código válido.'));
+      await refused({ pixCopiaECola: row.pix_copia_e_cola }, 'LOCATION_UNREACHABLE', /HTTP 400 \(CobPayloadOperacaoInvalida: codMun não é um código válido\.\)/, row);
+    });
+  });
+
   describe('requests', () => {
     it('400 for a paidAt in the future, a bad amount or document; 401 without the admin token', async () => {
       const code = buildBrCode({ key: holderKey, amountCentavos: 100n, merchantName: 'Loja', merchantCity: 'SAO PAULO' });

@@ -1,6 +1,9 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses, Nullable, Timestamp } from '../../http/schemas.ts';
+import { pemChain } from '../locations/signing/files.ts';
 import { common, Decimal2, DocumentField, Ispb, Name } from '../sandbox/routes/schemas.ts';
 import { payerAgent } from './fetch.ts';
 import { payBrCode, type PayerDeps } from './service.ts';
@@ -9,8 +12,10 @@ const PayBody = Type.Object(
   {
     pixCopiaECola: Type.String({ minLength: 1, maxLength: 512, description: 'A static or dynamic BR Code' }),
     payer: Type.Object({ name: Name, document: DocumentField, ispb: Type.Optional(Ispb) }, { additionalProperties: false }),
-    amount: Type.Optional(Decimal2('The amount, where the code lets the payer choose it ("10.00")')),
-    paidAt: Type.Optional(Timestamp('Back-dates the payment (default: now); a cobv is fetched for its day in São Paulo')),
+    amount: Type.Optional(Decimal2('The amount paid, where the code lets the payer choose it ("10.00"); for a Pix Troco, the purchase plus the change')),
+    paidAt: Type.Optional(
+      Timestamp("Back-dates the payment (default: now); a cobv's location is asked for today (it serves no past day) and the cobv paid what it asked on paidAt's day in São Paulo"),
+    ),
   },
   { additionalProperties: false },
 );
@@ -22,13 +27,20 @@ const Paid = Type.Object({
   txid: Nullable(Type.String()),
 });
 
+/** The root (last certificate) of QR_SIGNING_CHAIN_FILE, which signs the service's own payloads when it is set. */
+function signingRootsOf(qrSigning: { chainFile: string } | undefined): X509Certificate[] {
+  const root = qrSigning ? pemChain(readFileSync(qrSigning.chainFile, 'utf8')).at(-1) : undefined;
+  return root ? [new X509Certificate(root)] : [];
+}
+
 /** Sandbox: a payer's institution pays a BR Code (POST /sandbox/payer/pay). */
 export const payerRoutes =
-  (deps: Omit<PayerDeps, 'agent'>): FastifyPluginAsyncTypebox =>
+  (deps: Omit<PayerDeps, 'agent' | 'signingRoots'> & { qrSigning?: { chainFile: string } | undefined }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const agent = payerAgent();
     app.addHook('onClose', () => agent.close());
-    const payer: PayerDeps = { ...deps, agent };
+    const { qrSigning, ...rest } = deps;
+    const payer: PayerDeps = { ...rest, agent, signingRoots: signingRootsOf(qrSigning) };
     app.post(
       '/sandbox/payer/pay',
       {
@@ -37,10 +49,13 @@ export const payerRoutes =
           operationId: 'sandboxPayerPay',
           summary: "A payer's institution pays a static or dynamic BR Code",
           description:
-            'Parses the code (CRC, structure). A static code pays its key the code\'s amount (or `amount` when it has none). A dynamic code is ' +
+            'Parses the code (CRC, structure). A static code pays its key the code\'s amount (or `amount` when it has none), carrying its txid: ' +
+            'it pays the account\'s charge of that txid when one is ATIVA, and is otherwise a Pix with that txid. A dynamic code is ' +
             "fetched at its location, its JWS verified (alg, jku on the location's host, x5t, chain up to a trusted root, signature) and its " +
-            'payload checked (ATIVA, not expired, cobv within its validity) before the amount due is paid; `amount` only where ' +
-            '`modalidadeAlteracao` is 1. A key of another institution is paid without crediting anything here (`transactionId` null). ' +
+            'payload checked (ATIVA, not expired, cobv within its validity) before the amount due is paid: `valor.original`, plus a Pix ' +
+            "Saque's or Pix Troco's `valor.retirada`; `amount` only where `modalidadeAlteracao` (or the withdrawal's or change's) is 1. " +
+            'A location answering 404/410 `CobPayloadNaoEncontrado` is `CHARGE_NOT_ACTIVE` (`CHARGE_EXPIRED` for an expired charge of this ' +
+            'service). A key of another institution is paid without crediting anything here (`transactionId` null). ' +
             'Every refusal is 422 with the failed check as `code`, and credits nothing.',
           body: PayBody,
           response: { 201: Paid, ...errorResponses(400, 401, 404, 422) },

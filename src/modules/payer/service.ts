@@ -1,19 +1,22 @@
 import { X509Certificate } from 'node:crypto';
 import type { Agent } from 'undici';
-import { badRequest, unprocessable } from '../../http/errors.ts';
+import { badRequest, unprocessable, type AppError } from '../../http/errors.ts';
 import { BrCodeError, parseAnyBrCode, type AnyBrCode, type BrCode } from '../../lib/brcode.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { formatCentavos, parseDecimal2 } from '../../lib/money.ts';
 import { parsePixKey } from '../../lib/pix-key.ts';
-import { payCharge } from '../charges/service.ts';
+import { findCharge, type ChargeRow } from '../charges/repo.ts';
+import { effectiveStatus, expiresAt, payCharge } from '../charges/service.ts';
+import { lastPayableDay } from '../cobv/amount.ts';
+import { cobvDueOn, saoPauloDay } from '../cobv/due.ts';
 import { findKey } from '../directory/repo.ts';
 import { findLocationByToken } from '../locations/repo.ts';
 import { findAuthority } from '../locations/signing/repo.ts';
 import { receiveIncomingPix, SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB, type SandboxDeps } from '../sandbox/service.ts';
 import { fetchText, FetchFailure } from './fetch.ts';
 import { verifyPayloadJws } from './jws.ts';
-import { amountPaid, payloadTerms, saoPauloDay, type PayloadTerms, type TipoCob } from './payload.ts';
+import { amountPaid, payloadTerms, type PayloadTerms, type TipoCob } from './payload.ts';
 
 /**
  * The sandbox payer: pays any BR Code the way a payer's institution does (docs/guide/payer.md).
@@ -25,6 +28,8 @@ export interface PayerDeps extends SandboxDeps {
   readonly publicUrl: string;
   /** The payer's HTTP connections (fetch.ts payerAgent). */
   readonly agent: Agent;
+  /** The root of the payload-signing chain the service was given (QR_SIGNING_CHAIN_FILE), trusted beside the database's. */
+  readonly signingRoots?: readonly X509Certificate[] | undefined;
 }
 
 export interface PayInput {
@@ -79,15 +84,19 @@ export async function payBrCode(deps: PayerDeps, input: PayInput): Promise<Payer
   return payDynamic(deps, code.location, payment);
 }
 
+/** A txid a Pix can carry: 1 to 35 characters of [a-zA-Z0-9] (BCB's `Pix.txid`; `***`, no txid, is read as none). */
+const PIX_TXID = /^[a-zA-Z0-9]{1,35}$/;
+
 async function payStatic(deps: PayerDeps, code: BrCode, payment: Payment): Promise<PayerPayment> {
+  if (code.txid !== null && !PIX_TXID.test(code.txid)) throw unprocessable('BRCODE_INVALID', 'The code\'s txid (62-05) is not 1 to 35 characters of [a-zA-Z0-9]');
   const amountCentavos = amountPaid(code.amountCentavos ?? 0n, code.amountCentavos === null, payment.requested);
   return payKey(deps, { txid: code.txid, chave: code.key, amountCentavos }, payment);
 }
 
 /**
  * A Pix to a key, carrying a txid when the code has one: to a key of this service it is an
- * incoming Pix (which pays the account's charge of that txid); to another institution's key it
- * is only simulated.
+ * incoming Pix, which pays the account's charge of that txid when one is ATIVA and otherwise
+ * only carries the txid; to another institution's key it is only simulated.
  */
 async function payKey(deps: PayerDeps, terms: { txid: string | null } & Omit<PayloadTerms, 'txid'>, payment: Payment): Promise<PayerPayment> {
   const parsed = parsePixKey(terms.chave);
@@ -104,6 +113,7 @@ async function payKey(deps: PayerDeps, terms: { txid: string | null } & Omit<Pay
     amount,
     payer: payment.payer,
     txid: terms.txid ?? undefined,
+    txidOf: 'code',
     receivedAt: payment.paidAt.toISOString(),
   });
   return { ...received, amount, txid: terms.txid };
@@ -115,10 +125,16 @@ interface Target {
   /** The location is this service's own (on PUBLIC_URL's host). */
   ours: boolean;
   token: string;
+  /** The payment date a cobv's payload is asked for (DPP). */
+  day: string;
 }
 
-/** Where a location is fetched: PUBLIC_URL's scheme on its host, https elsewhere; a cobv with DPP and codMun. */
-function targetOf(publicUrl: string, location: string, paidAt: Date): Target {
+/**
+ * Where a location is fetched: PUBLIC_URL's scheme on its host, https elsewhere. A cobv with
+ * codMun and DPP today: a location serves no past day (BCB: DPP before the present is
+ * CobPayloadOperacaoInvalida), so a back-dated payment is priced for its own day afterwards.
+ */
+function targetOf(publicUrl: string, location: string, now: Date): Target {
   const own = new URL(publicUrl);
   const probe = URL.canParse(`https://${location}`) ? new URL(`https://${location}`) : null;
   if (!probe || probe.username || probe.password || probe.hash) throw unprocessable('BRCODE_INVALID', `The location ${location} is not a URL`);
@@ -126,57 +142,106 @@ function targetOf(publicUrl: string, location: string, paidAt: Date): Target {
   const url = new URL(`${ours ? own.protocol : 'https:'}//${location}`);
   const segments = url.pathname.split('/');
   const kind: TipoCob = segments.at(-2) === 'cobv' ? 'cobv' : 'cob';
+  const day = saoPauloDay(now);
   if (kind === 'cobv') {
-    url.searchParams.set('DPP', saoPauloDay(paidAt));
+    url.searchParams.set('DPP', day);
     url.searchParams.set('codMun', PAYER_COD_MUN);
   }
-  return { url, kind, ours, token: segments.at(-1) ?? '' };
+  return { url, kind, ours, token: segments.at(-1) ?? '', day };
 }
 
-async function fetchJws(deps: PayerDeps, url: URL): Promise<string> {
+/** BCB's problem for a location that shows no charge (404), or no longer will (410): the charge is not there to pay. */
+const NOT_SERVED = 'CobPayloadNaoEncontrado';
+
+async function fetchJws(deps: PayerDeps, target: Target): Promise<string> {
   try {
-    return (await fetchText(deps.agent, url, 'application/jose')).body.trim();
+    return (await fetchText(deps.agent, target.url, 'application/jose')).body.trim();
   } catch (error) {
     if (!(error instanceof FetchFailure)) throw error;
-    if (error.status === 410) throw unprocessable('CHARGE_NOT_ACTIVE', 'The location answered 410: the charge is gone');
-    throw unprocessable('LOCATION_UNREACHABLE', `The location ${url.href} could not be read: ${error.message}`);
+    throw await refusalOf(deps, target, error);
   }
 }
 
-/** The roots the sandbox trusts: the payload-signing root kept with the database. */
+/**
+ * What the payer concludes from a location that gave no payload. BCB: a location that showed a
+ * charge and no longer will answers 410, one that shows none 404, both CobPayloadNaoEncontrado,
+ * which a PSP may answer for a charge paid, removed or expired: the charge is not there to pay.
+ * A location of this service says which (the charge's status in the core).
+ */
+async function refusalOf(deps: PayerDeps, target: Target, failure: FetchFailure): Promise<AppError> {
+  const answered = `HTTP ${failure.status}${failure.problem ? ` ${failure.problem.name}` : ''}`;
+  const notServed = failure.status === 410 || (failure.status === 404 && failure.problem?.name === NOT_SERVED);
+  if (notServed && target.ours) {
+    const charge = await chargeAtOwnLocation(deps, target.token);
+    if (!charge) return unprocessable('LOCATION_UNREACHABLE', `The location ${target.url.href} serves no charge (${answered})`);
+    const status = effectiveStatus(charge, deps.clock.now());
+    if (status === 'REMOVIDA_PELO_PSP') return chargeExpired(charge);
+    if (status !== 'ATIVA') return unprocessable('CHARGE_NOT_ACTIVE', `The charge is not ATIVA (it is ${status}; its location answered ${answered})`);
+  }
+  if (notServed) return unprocessable('CHARGE_NOT_ACTIVE', `The location answered ${answered}: the charge is not there to pay (paid, removed or expired)`);
+  const detail = failure.problem?.detail ? ` (${failure.problem.name}: ${failure.problem.detail})` : '';
+  return unprocessable('LOCATION_UNREACHABLE', `The location ${target.url.href} could not be read: ${failure.message}${detail}`);
+}
+
+/** The charge a location of this service was made for, whether or not it still serves it. */
+async function chargeAtOwnLocation(deps: PayerDeps, token: string): Promise<ChargeRow | undefined> {
+  const location = await findLocationByToken(deps.db, token);
+  return location?.txid ? findCharge(deps.db, location.account_id, location.txid, location.tipo_cob) : undefined;
+}
+
+function chargeExpired(charge: ChargeRow): AppError {
+  if (charge.due_date !== null) {
+    const last = lastPayableDay(charge.due_date, charge.validade_apos_vencimento ?? 0);
+    return unprocessable('CHARGE_EXPIRED', `The charge could be paid until ${last} (dataDeVencimento + validadeAposVencimento)`);
+  }
+  return unprocessable('CHARGE_EXPIRED', `The charge expired at ${expiresAt(charge).toISOString()} (calendario.criacao + expiracao)`);
+}
+
+/** The roots the sandbox trusts: the payload-signing root kept with the database, and the root of QR_SIGNING_CHAIN_FILE. */
 async function trustedRoots(deps: PayerDeps): Promise<X509Certificate[]> {
   const authority = await findAuthority(deps.db);
-  return authority ? [new X509Certificate(Buffer.from(authority.certificate, 'base64'))] : [];
+  return [...(authority ? [new X509Certificate(Buffer.from(authority.certificate, 'base64'))] : []), ...(deps.signingRoots ?? [])];
 }
 
 async function payDynamic(deps: PayerDeps, location: string, payment: Payment): Promise<PayerPayment> {
-  const target = targetOf(deps.publicUrl, location, payment.paidAt);
-  const jws = await fetchJws(deps, target.url);
+  const target = targetOf(deps.publicUrl, location, deps.clock.now());
+  const jws = await fetchJws(deps, target);
   const text = await verifyPayloadJws(jws, {
     origin: new URL(target.url.origin),
     fetchJwkSet: async (url) => (await fetchText(deps.agent, url, 'application/json')).body,
     trustedRoots: await trustedRoots(deps),
     now: deps.clock.now(),
   });
-  const terms = payloadTerms(target.kind, text, payment.paidAt, payment.requested);
-  if (!target.ours) return payKey(deps, terms, payment);
-  return payLocation(deps, target.token, terms, payment);
+  const terms = payloadTerms(target.kind, text, payment.paidAt, payment.requested, target.day);
+  if (target.ours) return payLocation(deps, target.token, terms, payment);
+  // Another PSP's cobv paid on an earlier day: only that PSP knows what it asked then; the
+  // simulated payment takes the payload's amount.
+  const amountCentavos = terms.priceOn === undefined ? terms.amountCentavos : amountPaid(terms.amountCentavos, false, payment.requested);
+  return payKey(deps, { ...terms, amountCentavos }, payment);
 }
 
-/** A location of this service: its charge is paid through the core, as an incoming Pix. */
+/**
+ * A location of this service: its charge is paid through the core, as an incoming Pix. A cobv
+ * paid on an earlier day than its payload's is paid what the core says it asked that day.
+ */
 async function payLocation(deps: PayerDeps, token: string, terms: PayloadTerms, payment: Payment): Promise<PayerPayment> {
   const location = await findLocationByToken(deps.db, token);
   if (location?.txid !== terms.txid) {
     throw unprocessable('PAYLOAD_INVALID', "The signed payload is not a charge a payer can pay: its txid is not the location's charge");
   }
+  let amountCentavos = terms.amountCentavos;
+  if (terms.priceOn !== undefined) {
+    const charge = await findCharge(deps.db, location.account_id, terms.txid, 'cobv');
+    if (charge) amountCentavos = amountPaid(cobvDueOn(charge, terms.priceOn).finalCentavos, false, payment.requested);
+  }
   const ispb = payment.payer.ispb ?? SANDBOX_PAYER_ISPB;
   const paid = await payCharge(deps, {
     txid: terms.txid,
     accountId: location.account_id,
-    amountCentavos: terms.amountCentavos,
+    amountCentavos,
     payer: { name: payment.payer.name, document: payment.payer.document, ispb, bankName: payment.payer.ispb ? null : SANDBOX_PAYER_BANK },
     at: payment.paidAt,
     now: deps.clock.now(),
   });
-  return { ...paid, amount: formatCentavos(terms.amountCentavos), txid: terms.txid };
+  return { ...paid, amount: formatCentavos(amountCentavos), txid: terms.txid };
 }

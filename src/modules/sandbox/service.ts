@@ -1,4 +1,4 @@
-import { badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { pixIdentifier } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
@@ -67,11 +67,21 @@ export interface IncomingPixInput {
   /** behavior 'reject': the payer's institution refuses refunds of this PIX (they end NAO_REALIZADO). */
   payer: { name: string; document: string; ispb?: string | undefined; behavior?: 'reject' | undefined };
   txid?: string | undefined;
+  /**
+   * What `txid` is: 'charge' (the default, POST /sandbox/pix/incoming) names a charge of the
+   * account, which the PIX pays; 'code' is the txid a payer read from a static BR Code: it pays
+   * the account's charge of that txid when that charge is ATIVA at receivedAt, and is otherwise
+   * only carried by the PIX (a receiver may give any txid of 1 to 35 characters to its codes).
+   */
+  txidOf?: 'charge' | 'code' | undefined;
   receivedAt?: string | undefined;
   description?: string | undefined;
 }
 
-/** A PIX arrives from another institution to the account owning `pixKey`. */
+/** The refusals of a charge payment after which the txid of a static code is only carried: no charge, or none ATIVA. */
+const NO_ACTIVE_CHARGE: readonly string[] = ['CHARGE_NOT_FOUND', 'CHARGE_NOT_ACTIVE'];
+
+/** A PIX arrives from another institution to the account owning `pixKey`, carrying `txid` when given. */
 export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixInput) {
   const { key: receiverKey } = requirePixKey(input.pixKey, 'pixKey');
   const centavos = amount(input.amount);
@@ -88,21 +98,25 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
   if (input.txid !== undefined) {
     // A charge payment, of the charge with this txid of the key's account (txids are unique per
     // account): checked (ATIVA at receivedAt, amount) and concluded with the credit.
-    return payCharge(deps, {
-      txid: input.txid,
-      accountId,
-      amountCentavos: centavos,
-      payer: {
-        name: input.payer.name,
-        document: payerDocument,
-        ispb: payerIspb,
-        bankName: input.payer.ispb ? null : SANDBOX_PAYER_BANK,
-        behavior: input.payer.behavior,
-      },
-      description: input.description ?? null,
-      at: receivedAt,
-      now,
-    });
+    try {
+      return await payCharge(deps, {
+        txid: input.txid,
+        accountId,
+        amountCentavos: centavos,
+        payer: {
+          name: input.payer.name,
+          document: payerDocument,
+          ispb: payerIspb,
+          bankName: input.payer.ispb ? null : SANDBOX_PAYER_BANK,
+          behavior: input.payer.behavior,
+        },
+        description: input.description ?? null,
+        at: receivedAt,
+        now,
+      });
+    } catch (error) {
+      if (input.txidOf !== 'code' || !(error instanceof AppError) || !NO_ACTIVE_CHARGE.includes(error.code)) throw error;
+    }
   }
   const endToEndId = pixIdentifier('E', payerIspb, receivedAt);
   const received = await deps.db.transaction().execute((trx) =>
@@ -111,7 +125,7 @@ export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixIn
       amountCentavos: centavos,
       endToEndId,
       pixKey: key.key,
-      txid: null,
+      txid: input.txid ?? null,
       description: input.description ?? null,
       originalTransactionId: null,
       counterpart: {
