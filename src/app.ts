@@ -52,6 +52,7 @@ import { CobBatcher } from './modules/charges/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes/index.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
+import { webhookClientCertificate } from './modules/webhooks/client-certificate.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { MemoryTokenBuckets, RedisTokenBuckets } from './http/token-bucket.ts';
@@ -345,9 +346,16 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
 
 function createServices(deps: AppDeps, { main, keys, metrics }: Parts): Services {
   const { config, db } = deps;
-  // Resends are delivered by the API process itself, with the same rules as the worker's deliveries.
+  // Resends are delivered by the API process itself, with the same rules as the worker's
+  // deliveries, BCB's callbacks with the same client certificate.
   const policy = destinationPolicy(config);
-  const resendSender = new WebhookSender({ policy, caFile: config.webhookCaFile, observe: (attempt) => metrics.webhookAttempt(attempt), ...senderFaults(deps.controls) });
+  const resendSender = new WebhookSender({
+    policy,
+    caFile: config.webhookCaFile,
+    clientCertificate: webhookClientCertificate(config),
+    observe: (attempt) => metrics.webhookAttempt(attempt),
+    ...senderFaults(deps.controls),
+  });
   main.addHook('onClose', () => resendSender.close());
   const perMinute = perMinuteLimiters(config, main);
   const resendLimiter = perMinute(RESEND_LIMIT_PER_MINUTE, 'pix-api:resend:');

@@ -50,14 +50,20 @@ export function envelopeBody(payload: unknown): string {
   return JSON.stringify({ type, data, ...rest });
 }
 
+/** The body a notification is sent with: one of BCB's callbacks (`{"pix": [...]}`) as it is, a root notification in the V2 envelope. */
+export function notificationBody(eventType: string | null, payload: unknown): string {
+  return eventType === PIX_CALLBACK_EVENT ? JSON.stringify(payload) : envelopeBody(payload);
+}
+
 /**
  * What one delivery sends: a root notification in the V2 envelope with its registration's
  * headers; one of BCB's callbacks (`{"pix": [...]}`) as it is, over mutual TLS.
  */
 export function deliveryMessage(d: ClaimedDelivery, now: Date): Message {
   const secrets = signingSecrets(d, now);
-  if (d.event_type === PIX_CALLBACK_EVENT) return { url: d.url, messageId: d.message_id, body: JSON.stringify(d.payload), headers: {}, secrets, mutualTls: true };
-  return { url: d.url, messageId: d.message_id, body: envelopeBody(d.payload), headers: d.headers ?? {}, secrets };
+  const body = notificationBody(d.event_type, d.payload);
+  if (d.event_type === PIX_CALLBACK_EVENT) return { url: d.url, messageId: d.message_id, body, headers: {}, secrets, mutualTls: true };
+  return { url: d.url, messageId: d.message_id, body, headers: d.headers ?? {}, secrets };
 }
 
 export interface DeliveryDeps {

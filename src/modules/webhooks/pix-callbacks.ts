@@ -1,7 +1,8 @@
-import type { Trx } from '../../db/client.ts';
+import type { DbExecutor, Trx } from '../../db/client.ts';
 import { pixView } from '../../dialects/bcb/pix/views.ts';
 import { refundsOf } from '../refunds/repo.ts';
 import { callbackTargets, enqueueCallbacks, originalsOfRefunds } from './pix-key-repo.ts';
+import { latestNotification, PIX_CALLBACK_EVENT } from './repo.ts';
 
 /** A movement whose notification may also be one of BCB's callbacks. */
 export interface CallbackCause {
@@ -46,4 +47,24 @@ export async function enqueuePixCallbacks(trx: Trx, causes: readonly CallbackCau
     })),
     now,
   );
+}
+
+/**
+ * What a resend of a received PIX delivers again as BCB's callback: its latest callback (the
+ * same `{"pix": [...]}` and webhook-id), to the URL its key's webhook has now. Null when the
+ * PIX's key has no webhook, or the PIX never had a callback (no txid, or it arrived before the
+ * key's webhook was registered).
+ */
+export async function callbackToResend(db: DbExecutor, accountId: bigint, transactionId: bigint) {
+  const webhook = await db
+    .selectFrom('transactions as t')
+    .innerJoin('pix_key_webhooks as k', (j) => j.onRef('k.account_id', '=', 't.account_id').onRef('k.chave', '=', 't.pix_key'))
+    .select('k.webhook_url')
+    .where('t.id', '=', transactionId)
+    .where('t.account_id', '=', accountId)
+    .where('t.type', '=', 'PAYMENT')
+    .executeTakeFirst();
+  if (!webhook) return null;
+  const notification = await latestNotification(db, accountId, transactionId, PIX_CALLBACK_EVENT);
+  return notification ? { webhookUrl: webhook.webhook_url, notification } : null;
 }

@@ -6,8 +6,9 @@ import type { RateLimiter } from '../../http/rate-limit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { findByIdentifier } from '../transactions/repo.ts';
 import { interval, MAX_INTERVAL_DAYS, pageMetadata } from '../transactions/service.ts';
-import { envelopeBody } from './delivery.ts';
+import { notificationBody } from './delivery.ts';
 import { checkResolvedDestination, DestinationError, destinationOrigin, parseDestination, type DestinationPolicy } from './destination.ts';
+import { callbackToResend, callbackUrl } from './pix-callbacks.ts';
 import * as repo from './repo.ts';
 import { newWebhookSecret, signingSecrets } from './secrets.ts';
 import type { WebhookSender } from './sender.ts';
@@ -227,9 +228,87 @@ export async function logs(deps: WebhooksDeps, accountId: bigint, query: LogQuer
   };
 }
 
+/** One delivery of a resend. */
+interface ResendTarget {
+  url: string;
+  eventType: string;
+  messageId: string;
+  body: string;
+  headers: Record<string, string>;
+  mutualTls: boolean;
+}
+
+type Resendable = NonNullable<Awaited<ReturnType<typeof repo.latestNotification>>>;
+
+/**
+ * Where a resend goes: the root notification to the body's `url` or to every active URL of its
+ * event type, then BCB's callback, if there is one, to `{url}/pix` or to its key's webhook.
+ */
+async function resendTargets(
+  deps: WebhooksDeps,
+  accountId: bigint,
+  eventType: string,
+  found: { notification: Resendable | undefined; callback: Awaited<ReturnType<typeof callbackToResend>> },
+  once: string | undefined,
+): Promise<ResendTarget[]> {
+  const { notification, callback } = found;
+  const roots = !notification
+    ? []
+    : (once !== undefined ? [{ url: once, headers: {} as Record<string, string> }] : await repo.activeUrls(deps.db, accountId, eventType)).map((w) => ({
+        url: w.url,
+        eventType,
+        messageId: notification.message_id,
+        body: notificationBody(eventType, notification.payload),
+        headers: w.headers,
+        mutualTls: false,
+      }));
+  if (!callback) return roots;
+  const { notification: sent, webhookUrl } = callback;
+  return [
+    ...roots,
+    {
+      url: callbackUrl(once ?? webhookUrl),
+      eventType: repo.PIX_CALLBACK_EVENT,
+      messageId: sent.message_id,
+      body: notificationBody(repo.PIX_CALLBACK_EVENT, sent.payload),
+      headers: {},
+      mutualTls: true,
+    },
+  ];
+}
+
+/** Sends one delivery of a resend and logs it (as a resend). */
+async function deliverResend(deps: WebhooksDeps, accountId: bigint, transactionId: bigint, target: ResendTarget, secrets: readonly string[]) {
+  const { url, messageId, body, headers } = target;
+  const attempt = await deps.sender.send({ url, messageId, body, headers, secrets, ...(target.mutualTls ? { mutualTls: true } : {}) }, () => deps.clock.now());
+  const log = await repo.insertLog(deps.db, {
+    accountId,
+    transactionId,
+    eventType: target.eventType,
+    url,
+    messageId,
+    statusCode: attempt.statusCode,
+    success: attempt.success,
+    durationMs: attempt.durationMs,
+    error: attempt.error,
+    at: attempt.sentAt,
+  });
+  return {
+    url,
+    webhookLogId: Number(log.id),
+    sentAt: attempt.sentAt.toISOString(),
+    statusCode: attempt.statusCode ?? 0,
+    success: attempt.success,
+    error: attempt.error,
+  };
+}
+
 /**
  * POST /api/resend-webhook/{identifier}: the transaction's latest notification again, with its
  * own webhook-id, to the body's `url` (not stored) or to every active URL of its event type.
+ * A received PIX whose key has a webhook per key (PUT /v2/webhook/{chave}) also has its latest
+ * BCB callback resent, after those: the same `{"pix": [...]}` and webhook-id, over mutual TLS,
+ * to `{webhookUrl}/pix`, or to `{url}/pix` when the body names a `url`.
  */
 export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: string, body: { url?: string | undefined }) {
   const decision = await deps.resendLimiter.hit(accountId.toString(), (deps.realClock ?? deps.clock).now().getTime());
@@ -242,49 +321,20 @@ export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: 
   if (!transaction) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
   const eventType = EVENT_OF_TYPE[transaction.type];
   const notification = await repo.latestNotification(deps.db, accountId, transaction.id, eventType);
-  if (!notification) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
-  const targets =
-    body.url !== undefined
-      ? [{ url: await destination(body.url, deps.policy), headers: {} as Record<string, string> }]
-      : (await repo.activeUrls(deps.db, accountId, eventType)).map((w) => ({ url: w.url, headers: w.headers }));
+  const callback = transaction.type === 'PAYMENT' ? await callbackToResend(deps.db, accountId, transaction.id) : null;
+  if (!notification && !callback) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
+  const once = body.url !== undefined ? await destination(body.url, deps.policy) : undefined;
+  const targets = await resendTargets(deps, accountId, eventType, { notification, callback }, once);
   if (targets.length === 0) throw badRequest('NO_WEBHOOK_URL', `No active webhook URL for ${eventType} and no url in the body`);
-  const secrets = await repo.accountSecrets(deps.db, accountId);
-  const payload = envelopeBody(notification.payload);
-  const deliveries = await Promise.all(
-    targets.map(async (target) => {
-      const attempt = await deps.sender.send(
-        { url: target.url, messageId: notification.message_id, body: payload, headers: target.headers, secrets: signingSecrets(secrets!, deps.clock.now()) },
-        () => deps.clock.now(),
-      );
-      const log = await repo.insertLog(deps.db, {
-        accountId,
-        transactionId: transaction.id,
-        eventType,
-        url: target.url,
-        messageId: notification.message_id,
-        statusCode: attempt.statusCode,
-        success: attempt.success,
-        durationMs: attempt.durationMs,
-        error: attempt.error,
-        at: attempt.sentAt,
-      });
-      return {
-        url: target.url,
-        webhookLogId: Number(log.id),
-        sentAt: attempt.sentAt.toISOString(),
-        statusCode: attempt.statusCode ?? 0,
-        success: attempt.success,
-        error: attempt.error,
-      };
-    }),
-  );
+  const secrets = signingSecrets((await repo.accountSecrets(deps.db, accountId))!, deps.clock.now());
+  const deliveries = await Promise.all(targets.map((target) => deliverResend(deps, accountId, transaction.id, target, secrets)));
   const first = deliveries[0]!;
   return {
     message: first.success ? 'Webhook resent' : `Webhook resend failed: ${first.error ?? 'no answer'}`,
     webhookLogId: first.webhookLogId,
     sentAt: first.sentAt,
     statusCode: first.statusCode,
-    webhookId: notification.message_id,
+    webhookId: targets[0]!.messageId,
     deliveries,
   };
 }
