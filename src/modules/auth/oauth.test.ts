@@ -97,6 +97,67 @@ describe('OAuth 2.0 client-credentials token request', () => {
     assert.deepEqual(Object.keys(bad.json()).sort(), ['code', 'error', 'message', 'statusCode']);
   });
 
+  describe('a body carrying grant_type is an OAuth request, whatever its content type', () => {
+    const send = (payload: string, contentType: string | undefined, headers: Record<string, string> = {}, url = '/oauth/token') =>
+      t.app.inject({ method: 'POST', url, headers: { ...(contentType === undefined ? {} : { 'content-type': contentType }), ...headers }, payload });
+    const auth = () => ({ ...cert(), authorization: basic(a.clientId, a.clientSecret) });
+    const TYPES = ['text/plain', 'text/plain; charset=utf-8', undefined, 'application/octet-stream'];
+
+    function assertSeed415(res: Awaited<ReturnType<typeof form>>, label: string) {
+      assert.equal(res.statusCode, 415, `${label}: ${res.body}`);
+      const body = res.json<Record<string, unknown>>();
+      assert.deepEqual(Object.keys(body).sort(), ['code', 'error', 'message', 'statusCode'], label);
+      assert.deepEqual([body.statusCode, body.error, body.code], [415, 'Unsupported Media Type', 'UNSUPPORTED_MEDIA_TYPE'], label);
+    }
+
+    it('a form sent as text/plain, or with no content type, is read as a form: a token, on both routes', async () => {
+      for (const url of ['/oauth/token', '/api/auth/token']) {
+        for (const type of TYPES) {
+          const res = await send('grant_type=client_credentials&scope=cob.read', type, auth(), url);
+          assertGranted(res, 'cob.read');
+        }
+        const inForm = await send(new URLSearchParams({ grant_type: 'client_credentials', client_id: a.clientId, client_secret: a.clientSecret }).toString(), undefined, cert(), url);
+        assertGranted(inForm);
+      }
+    });
+
+    it('a JSON body with grant_type sent as text/plain is one too', async () => {
+      assertGranted(await send(JSON.stringify({ grant_type: 'client_credentials', scope: 'pix.read' }), 'text/plain', auth()), 'pix.read');
+    });
+
+    it('its failures are RFC 6749 §5.2 bodies', async () => {
+      for (const type of TYPES) {
+        assertOAuthError(await send('grant_type=password', type, auth()), 400, 'unsupported_grant_type');
+        assertOAuthError(await send('grant_type=', type, auth()), 400, 'invalid_request');
+        assertOAuthError(await send('grant_type=client_credentials', type, cert()), 401, 'invalid_client');
+        assertOAuthError(await send('grant_type=client_credentials', type, { ...cert(), authorization: basic(a.clientId, 'wrong') }), 401, 'invalid_client');
+        assertOAuthError(await send('grant_type=client_credentials&scope=a&scope=b', type, auth()), 400, 'invalid_request');
+        assertOAuthError(await send('grant_type=client_credentials&scope=rec.write', type, auth(), '/api/auth/token'), 400, 'invalid_scope');
+        assertOAuthError(await send('grant_type=client_credentials', type, { authorization: basic(a.clientId, a.clientSecret) }), 400, 'invalid_request');
+      }
+    });
+
+    it('without grant_type, other content types keep their 415 (the seed JSON request is unchanged)', async () => {
+      const seedJson = JSON.stringify({ clientId: a.clientId, clientSecret: a.clientSecret });
+      for (const url of ['/oauth/token', '/api/auth/token']) {
+        for (const type of [...TYPES, 'application/xml', 'multipart/form-data; boundary=x']) {
+          const label = `${url} ${type ?? '(none)'}`;
+          assertSeed415(await send(seedJson, type, cert(), url), label);
+          assertSeed415(await send(`clientId=${a.clientId}&clientSecret=${a.clientSecret}`, type, cert(), url), label);
+          assertSeed415(await send('scope=a&scope=b', type, auth(), url), label);
+          // Too long to be a token request: not read as one.
+          assertSeed415(await send(`grant_type=client_credentials&scope=${'x'.repeat(10_000)}`, type, auth(), url), label);
+        }
+        const seed = await t.app.inject({ method: 'POST', url, headers: { ...cert(), 'content-type': 'application/json' }, payload: seedJson });
+        assert.equal(seed.statusCode, 201, seed.body);
+        assert.deepEqual(Object.keys(seed.json()).sort(), ['access_token', 'expires_in', 'token_type']);
+        const empty = await t.app.inject({ method: 'POST', url, headers: cert() });
+        assert.equal(empty.statusCode, 400, empty.body);
+        assert.deepEqual(Object.keys(empty.json()).sort(), ['code', 'error', 'message', 'statusCode']);
+      }
+    });
+  });
+
   describe('errors are RFC 6749 §5.2 bodies', () => {
     const auth = () => ({ ...cert(), authorization: basic(a.clientId, a.clientSecret) });
     it('missing grant_type: invalid_request', async () => assertOAuthError(await form({ scope: 'cob.read' }, auth()), 400, 'invalid_request'));

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError } from '../../http/errors.ts';
 import { isPixScope, type PixScope } from './scopes.ts';
 
@@ -27,21 +27,104 @@ export const FORM_BODY_LIMIT = 8192;
 
 const isForm = (request: FastifyRequest) => (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === FORM;
 
-/** A request that carries `grant_type`, or any form, is an OAuth request, whatever its content type. */
+/** A request that carries `grant_type`, or any form, is an OAuth request, whatever its content type (registerFormParser). */
 export function isOAuthRequest(request: FastifyRequest): boolean {
   const body = request.body;
   return isForm(request) || (typeof body === 'object' && body !== null && Object.hasOwn(body, 'grant_type'));
 }
 
-/** The form parser of the token routes (Fastify has none): a parameter sent twice is refused (RFC 6749 §3.2). */
+/** A form's fields, and the first parameter sent more than once, if any. */
+function formFields(body: string): { fields: Record<string, string>; repeated: string | undefined } {
+  const fields: Record<string, string> = {};
+  let repeated: string | undefined;
+  for (const [name, value] of new URLSearchParams(body)) {
+    if (Object.hasOwn(fields, name)) repeated ??= name;
+    else fields[name] = value;
+  }
+  return { fields, repeated };
+}
+
+/** RFC 6749 §3.2: a parameter sent twice is refused. */
+const sentTwice = (name: string) => new OAuthError(400, 'invalid_request', `The parameter ${name} is sent more than once`);
+
+/** The body as a JSON object; undefined when it is not one. */
+function jsonObject(body: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A body of any other content type (or none) read as an OAuth request: the fields of a JSON
+ * object or of a form that carries `grant_type`; null when it carries none (not an OAuth request).
+ */
+export function oauthFieldsOf(body: string): Record<string, unknown> | null {
+  if (body.trimStart().startsWith('{')) {
+    const parsed = jsonObject(body);
+    if (parsed !== undefined) return Object.hasOwn(parsed, 'grant_type') ? parsed : null;
+  }
+  const { fields, repeated } = formFields(body);
+  if (!Object.hasOwn(fields, 'grant_type')) return null;
+  if (repeated !== undefined) throw sentTwice(repeated);
+  return fields;
+}
+
+/**
+ * The parsers of the token routes. The form (Fastify has none): a parameter sent twice is
+ * refused (RFC 6749 §3.2). Any other content type, or none, that the service does not read
+ * (JSON has its own parser): a body that carries `grant_type` is an OAuth request whatever its
+ * content type, so one of at most FORM_BODY_LIMIT bytes is read as a form (or a JSON object);
+ * anything else is the 415 every other route answers.
+ */
 export function registerFormParser(app: FastifyInstance): void {
   app.addContentTypeParser(FORM, { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
-    const fields: Record<string, string> = {};
-    for (const [name, value] of new URLSearchParams(body as string)) {
-      if (Object.hasOwn(fields, name)) return done(new OAuthError(400, 'invalid_request', `The parameter ${name} is sent more than once`), undefined);
-      fields[name] = value;
-    }
+    const { fields, repeated } = formFields(body as string);
+    if (repeated !== undefined) return done(sentTwice(repeated), undefined);
     done(null, fields);
+  });
+  app.addContentTypeParser('*', (request, payload, done) => {
+    const unsupported = () => new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE();
+    if (Number(request.headers['content-length']) > FORM_BODY_LIMIT) return done(unsupported(), undefined);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = () => {
+      payload.off('data', onData);
+      payload.off('end', onEnd);
+      payload.off('error', onError);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += bytes.length;
+      if (size > FORM_BODY_LIMIT) {
+        stop();
+        done(unsupported(), undefined);
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      stop();
+      let fields: Record<string, unknown> | null;
+      try {
+        fields = oauthFieldsOf(Buffer.concat(chunks, size).toString('utf8'));
+      } catch (error) {
+        return done(error as Error, undefined);
+      }
+      if (fields === null) done(unsupported(), undefined);
+      else done(null, fields);
+    };
+    const onError = (error: Error & { statusCode?: number }) => {
+      stop();
+      error.statusCode ??= 400;
+      done(error, undefined);
+    };
+    payload.on('data', onData);
+    payload.on('end', onEnd);
+    payload.on('error', onError);
+    payload.resume();
   });
 }
 
