@@ -113,7 +113,7 @@ export const BCB_ROUTE_FIXTURES: Record<string, BcbRouteFixture<BcbOwned>> = {
   },
   bcbGetDevolucao: {
     own: (o) => ({ params: { e2eid: o.e2eid, id: o.refund } }),
-    foreign: { request: (o) => ({ params: { e2eid: o.e2eid, id: o.refund } }), problem: 'PixNaoEncontrado' },
+    foreign: { request: (o) => ({ params: { e2eid: o.e2eid, id: o.refund } }), problem: 'PixDevolucaoNaoEncontrada' },
   },
 
   bcbPutWebhook: {

@@ -49,9 +49,10 @@ describe('BCB dialect: cobv', () => {
     assert.equal(res.statusCode, 201);
     assert.equal(cobv.status, 'ATIVA');
     assert.equal(cobv.revisao, 0);
-    assert.equal(cobv.loc.tipoCob, 'cobv');
-    assert.match(cobv.loc.location, /\/qr\/v2\/cobv\/[a-f0-9]{32}$/);
-    assert.ok(cobv.pixCopiaECola.includes(cobv.loc.location));
+    assert.equal(cobv.loc?.tipoCob, 'cobv');
+    assert.match(cobv.loc!.location, /\/qr\/v2\/cobv\/[a-f0-9]{32}$/);
+    assert.equal(cobv.location, cobv.loc!.location);
+    assert.ok(cobv.pixCopiaECola!.includes(cobv.loc!.location));
     assert.deepEqual(cobv.valor.multa, { modalidade: 2, valorPerc: '2.00' });
     assert.equal(cobv.recebedor.nome, 'Empresa de Logistica SA');
     assert.equal(cobv.recebedor.uf, 'SP');

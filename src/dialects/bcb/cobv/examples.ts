@@ -90,6 +90,7 @@ export const COBV_EXAMPLES: Record<string, OperationExamples> = {
   bcbListLoteCobv: {
     params: { inicio: '2026-11-01T00:00:00Z', fim: '2026-11-30T23:59:59Z' },
     responses: { 200: { parametros: { inicio: '2026-11-01T00:00:00.000Z', fim: '2026-11-30T23:59:59.000Z', paginacao }, lotes: [lote] } },
+    problems: { 400: 'LoteCobVConsultaInvalida' },
   },
   bcbGetCobvPayload: {
     params: { token: '9d36b84fc70b478fb95c12729b90ca25', DPP: '2026-12-31', codMun: '3550308' },

@@ -17,6 +17,7 @@ describe('BCB dialect: the cobv payload and paying a cobv', () => {
   let a: TestClient;
   let due: number;
   let token: string;
+  let paidEndToEndId: string;
   before(async () => {
     t = await startTestApp();
     a = await createClient(t, { name: 'Escola Recebedora' });
@@ -80,11 +81,44 @@ describe('BCB dialect: the cobv payload and paying a cobv', () => {
     t.clock.set(`${formatDay(due + 4)}T12:00:00.000${SAO_PAULO_OFFSET}`);
     const paid = await t.app.inject({ method: 'POST', url: `/sandbox/cob/${TXID}/pay`, headers: adminHeaders, payload: {} });
     assert.equal(paid.statusCode, 201, paid.body);
-    const row = await t.db.selectFrom('transactions').select(['amount_centavos', 'value_components']).where('end_to_end_id', '=', paid.json<{ endToEndId: string }>().endToEndId).executeTakeFirstOrThrow();
+    paidEndToEndId = paid.json<{ endToEndId: string }>().endToEndId;
+    const row = await t.db.selectFrom('transactions').select(['amount_centavos', 'value_components']).where('end_to_end_id', '=', paidEndToEndId).executeTakeFirstOrThrow();
     assert.equal(row.amount_centavos, 10240n);
     assert.deepEqual(row.value_components, { original: '10000', multa: '200', juros: '40' });
     const shown = await payload();
     assert.equal(shown.statusCode, 200);
+  });
+
+  it("GET /cobv/{txid} shows the Pix that paid it as a cob's: its componentesValor (multa, juros), chave and devolucoes", async () => {
+    const headers = { ...a.headers, authorization: `Bearer ${await freshToken()}` };
+    const refund = await t.app.inject({ method: 'PUT', url: `/v2/pix/${paidEndToEndId}/devolucao/dev1`, headers, payload: { valor: '30.00', descricao: 'Parte da multa e dos juros' } });
+    assertBcbAnswer('PUT /pix/{e2eid}/devolucao/{id}', refund);
+    assert.equal(refund.statusCode, 201, refund.body);
+    const devolucao = refund.json<Record<string, unknown>>();
+    const res = await t.app.inject({ method: 'GET', url: `/v2/cobv/${TXID}`, headers });
+    assertBcbAnswer('GET /cobv/{txid}', res);
+    const cobv = res.json<{ status: string; chave: string; pix: Record<string, unknown>[] }>();
+    assert.equal(cobv.status, 'CONCLUIDA');
+    assert.equal(cobv.pix.length, 1);
+    const [pix] = cobv.pix;
+    assert.equal(pix!.endToEndId, paidEndToEndId);
+    assert.equal(pix!.txid, TXID);
+    assert.equal(pix!.valor, '102.40');
+    assert.equal(pix!.chave, cobv.chave);
+    assert.deepEqual(pix!.componentesValor, { original: { valor: '100.00' }, multa: { valor: '2.00' }, juros: { valor: '0.40' } });
+    assert.deepEqual(pix!.devolucoes, [devolucao]);
+    // The Pix as GET /pix/{e2eid} shows it is the same.
+    const received = await t.app.inject({ method: 'GET', url: `/v2/pix/${paidEndToEndId}`, headers });
+    assert.deepEqual(received.json(), pix);
+    // And the list shows it too.
+    const day = 86_400_000;
+    const list = await t.app.inject({
+      method: 'GET',
+      url: `/v2/cobv?inicio=${new Date(t.clock.now().getTime() - 30 * day).toISOString()}&fim=${t.clock.now().toISOString()}&status=CONCLUIDA`,
+      headers,
+    });
+    assertBcbAnswer('GET /cobv', list);
+    assert.deepEqual(list.json<{ cobs: { txid: string; pix: unknown[] }[] }>().cobs.find((c) => c.txid === TXID)?.pix, [pix]);
   });
 
   it('refuses a payment after its validity: the charge reads REMOVIDA_PELO_PSP and its location is not found', async () => {

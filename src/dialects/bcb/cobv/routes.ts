@@ -1,12 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireScope } from '../../../modules/auth/scopes.ts';
-import type { ChargeListDeps } from '../../../modules/charges/service.ts';
+import { paymentsOf, type ChargeListDeps } from '../../../modules/charges/service.ts';
 import { getCobv, listCobv, putCobv, reviseCobv } from '../../../modules/cobv/service.ts';
 import type { BcbDeps } from '../operations.ts';
 import { modalidadesAsIntegers } from './modalidades.ts';
 import { problemResponses } from '../problems.ts';
-import { CobsVConsultadas, CobV, CobVListQuery, CobVRevisada, CobVSolicitada, TxidParams } from './schemas.ts';
+import { BcbTxidParams, bcbPaginacao } from '../schemas.ts';
+import { CobsVConsultadas, CobV, CobVListQuery, CobVRevisada, CobVSolicitada } from './schemas.ts';
 import { cobvView } from './views.ts';
 
 const tags = ['CobV'];
@@ -23,19 +24,29 @@ export const chargeDeps = (deps: BcbDeps): ChargeListDeps => ({
   lists: deps.lists,
 });
 
+/** The cobv as BCB shows it: its current revision with the Pix that concluded it, or an earlier one. */
+async function shownCobv(deps: ChargeListDeps, accountId: bigint, txid: string, revisao?: number) {
+  const current = await getCobv(deps, accountId, txid);
+  const now = deps.clock.now();
+  if (revisao !== undefined && revisao !== current.revisao) {
+    return cobvView(await getCobv(deps, accountId, txid, revisao), current, { now, publicUrl: deps.publicUrl });
+  }
+  const payment = (await paymentsOf(deps.db, [current])).get(current.id);
+  return cobvView(current, current, { now, publicUrl: deps.publicUrl, payment });
+}
+
 /** BCB's `cobv` operations: PUT, PATCH and GET /cobv/{txid}, GET /cobv. */
 export const cobvOperations =
   (bcb: BcbDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const deps = chargeDeps(bcb);
-    const view = (row: Parameters<typeof cobvView>[0]) => cobvView(row, deps.publicUrl, deps.clock.now());
-    const shown = async (accountId: bigint, txid: string) => view(await getCobv(deps, accountId, txid));
+    const shown = (accountId: bigint, txid: string, revisao?: number) => shownCobv(deps, accountId, txid, revisao);
 
     app.put('/cobv/:txid', {
       schema: {
         tags, ...write, operationId: 'bcbPutCobv', summary: 'Criar cobrança com vencimento',
         description: 'Cria a cobrança; a de mesmo txid ATIVA é substituída por inteiro (revisao + 1). Um txid de uma cob da conta é 400.',
-        params: TxidParams, body: CobVSolicitada, response: { 201: CobV, ...problemResponses(400, 403, 404, 503) },
+        params: BcbTxidParams, body: CobVSolicitada, response: { 201: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: problems,
       preValidation: modalidadesAsIntegers,
@@ -49,7 +60,7 @@ export const cobvOperations =
       schema: {
         tags, ...write, operationId: 'bcbPatchCobv', summary: 'Revisar cobrança com vencimento',
         description: 'Altera os campos dados de uma cobrança ATIVA (revisao + 1), ou a remove com status REMOVIDA_PELO_USUARIO_RECEBEDOR sozinho.',
-        params: TxidParams, body: CobVRevisada, response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
+        params: BcbTxidParams, body: CobVRevisada, response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: problems,
       preValidation: modalidadesAsIntegers,
@@ -62,13 +73,13 @@ export const cobvOperations =
     app.get('/cobv/:txid', {
       schema: {
         tags, ...read, operationId: 'bcbGetCobv', summary: 'Consultar cobrança com vencimento',
-        params: TxidParams,
+        params: BcbTxidParams,
         querystring: Type.Object({ revisao: Type.Optional(Type.Integer({ minimum: 0, maximum: 2_147_483_647 })) }, { additionalProperties: false }),
         response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: queryProblems,
       preHandler: requireScope('cobv.read'),
-    }, async (request) => view(await getCobv(deps, request.accountId, request.params.txid, request.query.revisao)));
+    }, async (request) => shown(request.accountId, request.params.txid, request.query.revisao));
 
     app.get('/cobv', {
       schema: {
@@ -80,7 +91,8 @@ export const cobvOperations =
       preHandler: requireScope('cobv.read'),
     }, async (request) => {
       const { parametros, rows, now } = await listCobv(deps, request.accountId, request.query);
-      const paginacao = { ...parametros.paginacao, quantidadeDePaginas: Math.max(1, parametros.paginacao.quantidadeDePaginas) };
-      return { parametros: { ...parametros, paginacao }, cobs: rows.map((row) => cobvView(row, deps.publicUrl, now)) };
+      const payments = await paymentsOf(deps.db, rows);
+      const cobs = rows.map((row) => cobvView(row, row, { now, publicUrl: deps.publicUrl, payment: payments.get(row.id) }));
+      return { parametros: { ...parametros, paginacao: bcbPaginacao(parametros.paginacao) }, cobs };
     });
   };

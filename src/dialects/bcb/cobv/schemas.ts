@@ -4,23 +4,12 @@
  * (`additionalProperties: false`); answers list every field they carry, so that nothing is lost.
  */
 import { Type, type TSchema } from 'typebox';
+import { BcbCobrancaStatus, BcbDecimal, BcbLoc, BcbPaginacao, BcbPix } from '../schemas.ts';
 
-export const TXID_PATTERN = '^[a-zA-Z0-9]{26,35}$';
-const MONEY_PATTERN = '^\\d{1,10}\\.\\d{2}$';
 const closed = { additionalProperties: false } as const;
 
-export const Money = (description: string) => Type.String({ pattern: MONEY_PATTERN, description });
 export const Timestamp = (description: string) => Type.String({ format: 'date-time', description });
 const Day = (description: string) => Type.String({ format: 'date', description });
-
-export const TxidParams = Type.Object({ txid: Type.String({ pattern: TXID_PATTERN, description: 'Id da transação: 26 a 35 caracteres [a-zA-Z0-9]' }) });
-
-export const CobrancaStatus = Type.Union([
-  Type.Literal('ATIVA'),
-  Type.Literal('CONCLUIDA'),
-  Type.Literal('REMOVIDA_PELO_USUARIO_RECEBEDOR'),
-  Type.Literal('REMOVIDA_PELO_PSP'),
-]);
 
 export const InfoAdicional = Type.Object({ nome: Type.String({ maxLength: 50 }), valor: Type.String({ maxLength: 200 }) }, closed);
 
@@ -42,34 +31,18 @@ export const Devedor = Type.Object(
   { ...closed, description: 'nome e exatamente um de cpf ou cnpj' },
 );
 
-/** A location, as a charge shows it (BCB's PayloadLocation, with the txid it serves). */
-export const Loc = Type.Object({
-  id: Type.Integer(),
-  location: Type.String({ maxLength: 77 }),
-  tipoCob: Type.Union([Type.Literal('cob'), Type.Literal('cobv')]),
-  criacao: Timestamp('Criação da location'),
-  txid: Type.Optional(Type.String()),
-});
-
-export const Paginacao = Type.Object({
-  paginaAtual: Type.Integer({ minimum: 0 }),
-  itensPorPagina: Type.Integer({ minimum: 1 }),
-  quantidadeDePaginas: Type.Integer({ minimum: 1 }),
-  quantidadeTotalDeItens: Type.Integer({ minimum: 0 }),
-});
-
 const rule = (max: number, description: string) =>
-  Type.Object({ modalidade: Type.Integer({ minimum: 1, maximum: max, description }), valorPerc: Money('Valor ou percentual') }, closed);
+  Type.Object({ modalidade: Type.Integer({ minimum: 1, maximum: max, description }), valorPerc: BcbDecimal('Valor ou percentual') }, closed);
 const Desconto = Type.Object(
   {
     modalidade: Type.Integer({ minimum: 1, maximum: 6, description: '1, 2: até as datas de descontoDataFixa; 3 a 6: por dia de antecipação (valorPerc)' }),
     descontoDataFixa: Type.Optional(
-      Type.Array(Type.Object({ data: Day('Até esta data, inclusive (no máximo a de vencimento)'), valorPerc: Money('Valor ou percentual') }, closed), {
+      Type.Array(Type.Object({ data: Day('Até esta data, inclusive (no máximo a de vencimento)'), valorPerc: BcbDecimal('Valor ou percentual') }, closed), {
         minItems: 1,
         maxItems: 3,
       }),
     ),
-    valorPerc: Type.Optional(Money('Valor ou percentual por dia de antecipação')),
+    valorPerc: Type.Optional(BcbDecimal('Valor ou percentual por dia de antecipação')),
   },
   closed,
 );
@@ -95,7 +68,7 @@ function cobvFields(revision: boolean) {
     ),
     devedor: opt(Devedor),
     loc: Type.Optional(Type.Object({ id: Type.Integer({ minimum: 1 }), tipoCob: Type.Optional(Type.Literal('cobv')) }, closed)),
-    valor: opt(Type.Object({ original: opt(Money('Valor original, maior que zero')), ...ruleFields }, closed)),
+    valor: opt(Type.Object({ original: opt(BcbDecimal('Valor original, maior que zero')), ...ruleFields }, closed)),
     chave: opt(Type.String({ minLength: 1, maxLength: 77, description: 'Uma chave Pix da conta' })),
     solicitacaoPagador: Type.Optional(Type.String({ maxLength: 140 })),
     infoAdicionais: Type.Optional(Type.Array(InfoAdicional, { maxItems: 50 })),
@@ -109,21 +82,17 @@ export const CobVRevisada = Type.Object(
 );
 
 const AnswerRule = Type.Object({ modalidade: Type.Integer(), valorPerc: Type.String() });
-const Pix = Type.Object({
-  endToEndId: Type.String(),
-  txid: Type.String(),
-  valor: Type.String(),
-  horario: Timestamp('Horário do pagamento'),
-});
 
 /** BCB's CobVCompleta. */
 export const CobV = Type.Object({
   calendario: Type.Object({ criacao: Timestamp('Criação'), dataDeVencimento: Type.String(), validadeAposVencimento: Type.Integer() }),
   txid: Type.String(),
   revisao: Type.Integer(),
-  loc: Loc,
-  location: Type.String({ description: 'O mesmo que loc.location' }),
-  status: CobrancaStatus,
+  loc: Type.Optional(BcbLoc),
+  location: Type.String({
+    description: 'O mesmo que loc.location; "" numa cobrança desvinculada da sua location (DELETE /loc/{id}/txid), já que CobVGerada exige o campo',
+  }),
+  status: BcbCobrancaStatus,
   devedor: Type.Object({ cpf: Type.Optional(Type.String()), cnpj: Type.Optional(Type.String()), nome: Type.String(), email: Type.Optional(Type.String()), ...address }),
   recebedor: Type.Object({
     cpf: Type.Optional(Type.String()),
@@ -150,8 +119,8 @@ export const CobV = Type.Object({
   chave: Type.String(),
   solicitacaoPagador: Type.Optional(Type.String()),
   infoAdicionais: Type.Optional(Type.Array(Type.Object({ nome: Type.String(), valor: Type.String() }))),
-  pixCopiaECola: Type.String(),
-  pix: Type.Optional(Type.Array(Pix)),
+  pixCopiaECola: Type.Optional(Type.String({ description: 'O BR Code dinâmico da cobrança (aponta para a location); ausente sem location' })),
+  pix: Type.Optional(Type.Array(BcbPix, { description: 'O Pix que concluiu a cobrança, com seus componentes e devoluções' })),
 });
 
 export const CobsVConsultadas = Type.Object({
@@ -162,7 +131,7 @@ export const CobsVConsultadas = Type.Object({
     cnpj: Type.Optional(Type.String()),
     locationPresente: Type.Optional(Type.Boolean()),
     status: Type.Optional(Type.String()),
-    paginacao: Paginacao,
+    paginacao: BcbPaginacao,
   }),
   cobs: Type.Array(CobV),
 });
@@ -174,7 +143,7 @@ export const CobVListQuery = Type.Object(
     cpf: Type.Optional(Type.String({ pattern: '^\\d{11}$' })),
     cnpj: Type.Optional(Type.String({ pattern: '^[0-9A-Z]{14}$' })),
     locationPresente: Type.Optional(Type.Boolean()),
-    status: Type.Optional(CobrancaStatus),
+    status: Type.Optional(BcbCobrancaStatus),
     loteCobVId: Type.Optional(Type.Integer({ minimum: 0, maximum: 9_007_199_254_740_991 })),
     'paginacao.paginaAtual': Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
     'paginacao.itensPorPagina': Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),

@@ -96,6 +96,43 @@ describe('BCB /v2/loc', () => {
     assertProblem(await req('DELETE', `/v2/loc/${cob.loc.id}/txid`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
   });
 
+  it('DELETE /loc/{id}/txid unlinks a cobv: it shows no loc nor pixCopiaECola and an empty location, as GET and GET /cobv; linked again, it shows the new one', async () => {
+    const txid = randomAlphanumeric(30);
+    const day = new Date(t.clock.now().getTime() + 10 * 86_400_000).toISOString().slice(0, 10);
+    const body = { calendario: { dataDeVencimento: day }, devedor: { cpf: '12345678909', nome: 'Francisco da Silva' }, valor: { original: '10.00' }, chave: aKey };
+    const created = await req('PUT', `/v2/cobv/${txid}`, body);
+    assert.equal(created.statusCode, 201, created.body);
+    const cobv = created.json<{ loc: { id: number; location: string }; location: string; pixCopiaECola: string }>();
+    assert.equal(cobv.location, cobv.loc.location);
+    const unlinked = await req('DELETE', `/v2/loc/${cobv.loc.id}/txid`);
+    assertBcbAnswer('DELETE /loc/{id}/txid', unlinked);
+    assert.equal(unlinked.json<Json>().txid, undefined);
+
+    const after = await req('GET', `/v2/cobv/${txid}`);
+    assertBcbAnswer('GET /cobv/{txid}', after);
+    const shown = after.json<Json>();
+    assert.equal(shown.status, 'ATIVA');
+    for (const field of ['loc', 'pixCopiaECola']) assert.ok(!(field in shown), field);
+    // CobVGerada requires `location`, which names nothing once the charge has none.
+    assert.equal(shown.location, '');
+    const from = new Date(t.clock.now().getTime() - 60_000).toISOString();
+    const to = new Date(t.clock.now().getTime() + 60_000).toISOString();
+    const listed = await req('GET', `/v2/cobv?inicio=${from}&fim=${to}&locationPresente=false`);
+    assertBcbAnswer('GET /cobv', listed);
+    assert.deepEqual(listed.json<{ cobs: Json[] }>().cobs.find((c) => c.txid === txid), shown);
+    const payload = await t.app.inject({ method: 'GET', url: cobv.loc.location.slice(cobv.loc.location.indexOf('/qr/')) });
+    assertProblem(payload, 404, 'CobPayloadNaoEncontrado');
+
+    // A revision that names a location of the account links the cobv to it again.
+    const loc = await newLoc('cobv');
+    const linked = await req('PUT', `/v2/cobv/${txid}`, { ...body, loc: { id: loc.id } });
+    assertBcbAnswer('PUT /cobv/{txid}', linked);
+    const relinked = linked.json<{ loc: Json; location: string; pixCopiaECola: string }>();
+    assert.deepEqual(relinked.loc, { ...loc, txid });
+    assert.equal(relinked.location, loc.location);
+    assert.ok(relinked.pixCopiaECola.includes(String(loc.location)));
+  });
+
   it('GET /loc lists with filters and BCB paging; bad queries are PayloadLocationConsultaInvalida', async () => {
     const c = await createClient(t);
     const from = new Date(t.clock.now().getTime() - 60_000).toISOString();

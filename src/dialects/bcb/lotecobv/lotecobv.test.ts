@@ -105,4 +105,22 @@ describe('BCB dialect: lotecobv', () => {
     assertBcbAnswer('GET /lotecobv/{id}', denied);
     isProblem(denied, 403, 'AcessoNegado');
   });
+
+  it("a query BCB's schema or sense refuses, of the list or of one batch, is LoteCobVConsultaInvalida", async () => {
+    const from = new Date(Date.now() - 3_600_000).toISOString();
+    const to = new Date(Date.now() + 3_600_000).toISOString();
+    for (const query of [
+      `inicio=${from}`,
+      `inicio=${to}&fim=${from}`,
+      `inicio=${from}&fim=${to}&paginacao.paginaAtual=-1`,
+      `inicio=${from}&fim=${to}&paginacao.itensPorPagina=0`,
+      `inicio=ontem&fim=${to}`,
+      `inicio=${from}&fim=${to}&status=ATIVA`,
+    ]) {
+      const res = await call('GET', `/lotecobv?${query}`);
+      isProblem(res, 400, 'LoteCobVConsultaInvalida');
+      assert.equal(res.json<{ title: string }>().title, 'Consulta inválida.');
+    }
+    isProblem(await call('GET', '/lotecobv/sete'), 400, 'LoteCobVConsultaInvalida');
+  });
 });

@@ -4,22 +4,24 @@ import { requireScope } from '../../../modules/auth/scopes.ts';
 import type { BatchItemRow, BatchRow } from '../../../modules/cobv/batch-repo.ts';
 import { getBatch, listBatchesOf, MAX_BATCH_ITEMS, MAX_BATCHES_PER_PAGE, putBatch, reviseBatch } from '../../../modules/cobv/batches.ts';
 import { chargeDeps } from '../cobv/routes.ts';
-import { CobVRevisada, CobVSolicitada, Paginacao, Timestamp, TXID_PATTERN } from '../cobv/schemas.ts';
+import { CobVRevisada, CobVSolicitada, Timestamp } from '../cobv/schemas.ts';
 import { modalidadesAsIntegers } from '../cobv/modalidades.ts';
 import type { BcbDeps } from '../operations.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemResponses, type Problema, type ProblemName } from '../problems.ts';
+import { BcbPaginacao, BcbTxid } from '../schemas.ts';
 
 const tags = ['LoteCobV'];
 const write = { security: [{ oauth2: ['lotecobv.write'] }] };
 const read = { security: [{ oauth2: ['lotecobv.read'] }] };
 const problems = { bcbProblems: { invalid: 'LoteCobVOperacaoInvalida', notFound: 'LoteCobVNaoEncontrado' } } as const;
+/** BCB: a query of GET /lotecobv or GET /lotecobv/{id} that does not match the schema is LoteCobVConsultaInvalida. */
+const queryProblems = { bcbProblems: { invalid: 'LoteCobVConsultaInvalida', notFound: 'LoteCobVNaoEncontrado' } } as const;
 /** A batch's body can hold MAX_BATCH_ITEMS charges of about 1 KiB each. */
 const BATCH_BODY_LIMIT_BYTES = 1024 * 1024;
 
-const Txid = Type.String({ pattern: TXID_PATTERN });
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$', description: 'Id do lote, um número dado pelo recebedor' }) });
 const withTxid = <T extends typeof CobVSolicitada | typeof CobVRevisada>(schema: T) =>
-  Type.Object({ txid: Txid, ...schema.properties }, { additionalProperties: false });
+  Type.Object({ txid: BcbTxid, ...schema.properties }, { additionalProperties: false });
 const LoteBody = Type.Object(
   { descricao: Type.String({ minLength: 1, maxLength: 200 }), cobsv: Type.Array(withTxid(CobVSolicitada), { minItems: 1, maxItems: MAX_BATCH_ITEMS }) },
   { additionalProperties: false },
@@ -35,7 +37,7 @@ const Item = Type.Object({
   criacao: Type.Optional(Timestamp('Criação da cobrança')),
 });
 const Lote = Type.Object({ id: Type.Integer(), descricao: Type.String(), criacao: Timestamp('Criação do lote'), cobsv: Type.Array(Item) });
-const Lotes = Type.Object({ parametros: Type.Object({ inicio: Timestamp('Início'), fim: Timestamp('Fim'), paginacao: Paginacao }), lotes: Type.Array(Lote) });
+const Lotes = Type.Object({ parametros: Type.Object({ inicio: Timestamp('Início'), fim: Timestamp('Fim'), paginacao: BcbPaginacao }), lotes: Type.Array(Lote) });
 const ListQuery = Type.Object(
   {
     inicio: Timestamp('Lotes criados a partir deste instante'),
@@ -105,7 +107,7 @@ export const lotecobvOperations =
 
     app.get('/lotecobv/:id', {
       schema: { tags, ...read, operationId: 'bcbGetLoteCobv', summary: 'Consultar um lote de cobranças com vencimento', params: IdParams, response: { 200: Lote, ...problemResponses(403, 404, 503) } },
-      config: problems,
+      config: queryProblems,
       preHandler: requireScope('lotecobv.read'),
     }, async (request) => {
       const { batch, items } = await getBatch(deps, request.accountId, BigInt(request.params.id));
@@ -114,7 +116,7 @@ export const lotecobvOperations =
 
     app.get('/lotecobv', {
       schema: { tags, ...read, operationId: 'bcbListLoteCobv', summary: 'Consultar lotes de cobranças com vencimento', querystring: ListQuery, response: { 200: Lotes, ...problemResponses(400, 403, 503) } },
-      config: { bcbProblems: { invalid: 'RequisicaoInvalida' } },
+      config: queryProblems,
       preHandler: requireScope('lotecobv.read'),
     }, async (request) => {
       const { parametros, batches } = await listBatchesOf(deps, request.accountId, request.query);

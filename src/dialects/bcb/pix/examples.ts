@@ -49,6 +49,6 @@ export const PIX_EXAMPLES: Record<string, OperationExamples> = {
   bcbGetDevolucao: {
     params: { e2eid: E2E, id: devolucao.id },
     responses: { 200: { ...devolucao, status: 'DEVOLVIDO', horario: { ...devolucao.horario, liquidacao: '2026-11-24T15:35:02.904Z' } } },
-    problems: { 404: 'PixNaoEncontrado' },
+    problems: { 404: 'PixDevolucaoNaoEncontrada' },
   },
 };

@@ -174,10 +174,18 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
     assert.equal(retirada.json<{ natureza: string }>().natureza, 'RETIRADA');
   });
 
-  it('PUT devolucao: another account\'s Pix is 404; the window is 90 days here', async () => {
+  it('PUT devolucao: another account\'s Pix is 404 PixNaoEncontrado; a refund GET does not find is PixDevolucaoNaoEncontrada; the window is 90 days here', async () => {
     assertProblem(await call('PUT', `/pix/${plain}/devolucao/x1`, other, { valor: '1.00' }), 404, 'PixNaoEncontrado');
-    assertProblem(await call('GET', `/pix/${withTxid}/devolucao/dev1`, other), 404, 'PixNaoEncontrado');
-    assertProblem(await call('GET', `/pix/${withTxid}/devolucao/nope`), 404, 'PixNaoEncontrado');
+    for (const [url, client] of [
+      [`/pix/${withTxid}/devolucao/dev1`, other],
+      [`/pix/${withTxid}/devolucao/nope`, owner],
+      ['/pix/E00000000202601010000000000000000/devolucao/dev1', owner],
+    ] as const) {
+      const missing = await call('GET', url, client);
+      assertBcbAnswer('GET /pix/{e2eid}/devolucao/{id}', missing);
+      assert.equal(assertProblem(missing, 404, 'PixDevolucaoNaoEncontrada').status, 404);
+      assert.equal(missing.json<{ title: string }>().title, 'Devolução não encontrada.');
+    }
     const old = (await operator(t).incomingPix({ pixKey: key, amount: '5.00', payer: { name: 'Pagador', document: randomCpf() } })).endToEndId;
     t.clock.advance(89.5 * DAY_MS);
     owner = { ...owner, headers: { ...owner.headers, authorization: `Bearer ${await requestToken(t, owner, owner.cert)}` } };

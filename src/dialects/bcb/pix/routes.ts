@@ -13,6 +13,8 @@ const read = { security: [{ oauth2: ['pix.read'] }] };
 const write = { security: [{ oauth2: ['pix.write'] }] };
 const consult = { bcbProblems: { invalid: 'PixConsultaInvalida', notFound: 'PixNaoEncontrado' } } as const;
 const refund = { bcbProblems: { invalid: 'PixDevolucaoInvalida', notFound: 'PixNaoEncontrado' } } as const;
+/** BCB: a refund GET /pix/{e2eid}/devolucao/{id} does not find (for that e2eid) is PixDevolucaoNaoEncontrada. */
+const refundRead = { bcbProblems: { invalid: 'PixDevolucaoInvalida', notFound: 'PixDevolucaoNaoEncontrada' } } as const;
 
 function listPixRoute(app: RouteApp, core: ReceivedDeps): void {
   app.get(
@@ -113,7 +115,7 @@ function getDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
         params: DevolucaoReadParams,
         response: { 200: Devolucao, ...problemResponses(403, 404, 503) },
       },
-      config: refund,
+      config: refundRead,
       preHandler: requireScope('pix.read'),
     },
     async (request) => getRefund(core, request.accountId, request.params.e2eid, request.params.id),

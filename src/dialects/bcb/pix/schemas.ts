@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
+import { BcbPaginacao, VALOR_PATTERN } from '../schemas.ts';
 
 /** BCB's schemas of received Pix and refunds (API Pix 2.9.0: Pix, Devolucao, DevolucaoSolicitada, PixConsultados). */
 
-const Valor = (description: string) => Type.String({ pattern: '^\\d{1,10}\\.\\d{2}$', description });
+const Valor = (description: string) => Type.String({ pattern: VALOR_PATTERN, description });
 const DateTime = (description: string) => Type.String({ format: 'date-time', description });
 
 const E2eParams = Type.Object({
@@ -103,13 +104,6 @@ export const PixQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const Paginacao = Type.Object({
-  paginaAtual: Type.Integer({ minimum: 0 }),
-  itensPorPagina: Type.Integer({ minimum: 1 }),
-  quantidadeDePaginas: Type.Integer({ minimum: 1 }),
-  quantidadeTotalDeItens: Type.Integer({ minimum: 0 }),
-});
-
 export const PixConsultados = Type.Object({
   parametros: Type.Object({
     inicio: DateTime('Início'),
@@ -119,7 +113,7 @@ export const PixConsultados = Type.Object({
     devolucaoPresente: Type.Optional(Type.Boolean()),
     cpf: Type.Optional(Type.String()),
     cnpj: Type.Optional(Type.String()),
-    paginacao: Paginacao,
+    paginacao: BcbPaginacao,
   }),
   pix: Type.Array(Pix),
 });

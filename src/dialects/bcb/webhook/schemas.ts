@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Paginacao } from '../pix/schemas.ts';
+import { BcbPaginacao } from '../schemas.ts';
 
 /** BCB's schemas of webhooks per key (API Pix 2.9.0: WebhookSolicitado, WebhookCompleto, WebhooksConsultados). */
 
@@ -31,6 +31,6 @@ export const WebhookQuery = Type.Object(
 );
 
 export const WebhooksConsultados = Type.Object({
-  parametros: Type.Object({ inicio: Type.Optional(Type.String()), fim: Type.Optional(Type.String()), paginacao: Paginacao }),
+  parametros: Type.Object({ inicio: Type.Optional(Type.String()), fim: Type.Optional(Type.String()), paginacao: BcbPaginacao }),
   webhooks: Type.Array(WebhookCompleto),
 });
