@@ -96,7 +96,7 @@ export const ERROR_CODES = {
   LOCATION_WRONG_KIND: { status: 400, description: "loc.id names a location of the other tipoCob (cob or cobv)" },
   LOCATION_IN_USE: { status: 400, description: 'loc.id names a location already linked to a charge' },
   INVALID_RETIRADA: { status: 400, description: "valor.retirada (saque or troco) breaks BCB's rules for it, or valor does beside it" },
-  REVISION_NOT_FOUND: { status: 404, description: 'The charge never had the revisao asked for' },
+  REVISION_NOT_FOUND: { status: 400, description: "/v2: the charge never had the revisao asked for (BCB's CobConsultaInvalida, CobVConsultaInvalida)" },
   PAYLOAD_LOCATION_NOT_FOUND: { status: 404, description: 'The account has no payload location with this id' },
   PAYLOAD_NOT_FOUND: { status: 404, description: 'A public location that does not exist or serves no charge' },
   INVALID_COBV_VALOR: { status: 400, description: "A due-date charge's multa, juros, abatimento or desconto breaks one of BCB's rules; `message` names it" },

@@ -199,7 +199,15 @@ export interface ChargeChanges {
   brCode?: string;
   retirada?: Record<string, unknown> | null;
   paidTransactionId?: bigint;
+  /** Another location of the account the charge moves to, with its dynamic BR Code. */
+  location?: MovedLocation | undefined;
   now: Date;
+}
+
+/** A location a charge moves to (BCB's `loc.id` in a PUT or PATCH), with the dynamic BR Code it gives the charge. */
+export interface MovedLocation {
+  id: bigint;
+  pixCopiaECola: string;
 }
 
 export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Promise<ChargeRow> {
@@ -219,6 +227,7 @@ export async function updateCharge(trx: Trx, id: bigint, c: ChargeChanges): Prom
       ...(c.brCode !== undefined ? { br_code: c.brCode } : {}),
       ...(c.retirada !== undefined ? { retirada: json(c.retirada) } : {}),
       ...(c.paidTransactionId !== undefined ? { paid_transaction_id: c.paidTransactionId } : {}),
+      ...(c.location ? { loc_id: c.location.id, pix_copia_e_cola: c.location.pixCopiaECola } : {}),
     })
     .where('id', '=', id)
     .returning(COLUMNS)

@@ -30,8 +30,9 @@ import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
 import { refundsOf, type RefundRow } from '../refunds/repo.ts';
 import * as repo from './repo.ts';
 import { Lru } from '../../lib/lru.ts';
+import { stableStringify } from '../../lib/stable-json.ts';
 import type { CobBatcher } from './batcher.ts';
-import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional, PaymentRow } from './repo.ts';
+import type { ChargeRow, ChargeStatus, ChargeWithPayment, Devedor, InfoAdicional, MovedLocation, PaymentRow } from './repo.ts';
 
 export interface ChargesDeps {
   readonly db: Db;
@@ -70,8 +71,9 @@ export interface Retirada {
 }
 
 /**
- * Whose rules an amount follows: the root dialect's (always greater than 0) or BCB's (0.00 for a
- * Pix Saque or an amount the payer chooses, and valor.retirada as CobValor describes it).
+ * Whose rules a charge follows: the root dialect's (an amount always greater than 0; every PATCH
+ * raises revisao) or BCB's (0.00 for a Pix Saque or an amount the payer chooses, valor.retirada
+ * as CobValor describes it, and revisao raised only by a change of the charge's fields: `revise`).
  */
 export type AmountRules = 'root' | 'bcb';
 
@@ -238,6 +240,63 @@ function brCodeOf(fields: BrCodeFields, merchant: string): string {
   }
 }
 
+/** Every field of an immediate charge but its txid and location: what a revision replaces. */
+interface CobState {
+  expiracaoSeconds: number;
+  amountCentavos: bigint;
+  modalidadeAlteracao: number;
+  retirada: Retirada | null;
+  chave: string;
+  devedor: Devedor | null;
+  solicitacaoPagador: string | null;
+  infoAdicionais: InfoAdicional[] | null;
+}
+
+/** A creation body (a PUT's) checked whole: the charge's fields, and the merchant its BR Code names. */
+interface CheckedCob {
+  state: CobState;
+  merchant: string;
+}
+
+async function checkedCob(db: DbExecutor, accountId: bigint, input: ChargeInput, rules: AmountRules): Promise<CheckedCob> {
+  if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
+  const { amountCentavos, modalidadeAlteracao, retirada } = checkValor({ ...input.valor, original: input.valor.original }, rules);
+  const devedor = input.devedor ? devedorOf(input.devedor) : null;
+  if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
+  const [chave, merchant] = await Promise.all([chargeKey(db, accountId, input.chave), merchantName(db, accountId)]);
+  const state: CobState = {
+    expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
+    amountCentavos,
+    modalidadeAlteracao,
+    retirada,
+    chave,
+    devedor,
+    solicitacaoPagador: input.solicitacaoPagador ?? null,
+    infoAdicionais: input.infoAdicionais ?? null,
+  };
+  return { state, merchant };
+}
+
+/** The stored state of an immediate charge. */
+function stateOf(row: ChargeRow): CobState {
+  return {
+    expiracaoSeconds: row.expiracao_seconds ?? DEFAULT_EXPIRACAO_SECONDS,
+    amountCentavos: row.amount_centavos,
+    modalidadeAlteracao: row.modalidade_alteracao,
+    retirada: row.retirada as Retirada | null,
+    chave: row.chave,
+    devedor: row.devedor,
+    solicitacaoPagador: row.solicitacao_pagador,
+    infoAdicionais: row.info_adicionais,
+  };
+}
+
+/** The columns of a charge's state, with the static BR Code it gives. */
+function stateColumns(txid: string, state: CobState, merchant: string) {
+  const { chave, amountCentavos, solicitacaoPagador } = state;
+  return { ...state, retirada: state.retirada as Record<string, unknown> | null, brCode: brCodeOf({ chave, amountCentavos, txid, solicitacaoPagador }, merchant) };
+}
+
 /** PUT /cob/{txid} (txid given) and POST /cob (txid generated). */
 export async function createCharge(
   deps: ChargesDeps,
@@ -246,25 +305,11 @@ export async function createCharge(
   txid?: string,
   rules: AmountRules = 'root',
 ): Promise<ChargeWithPayment> {
-  if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
-  const { amountCentavos, modalidadeAlteracao, retirada } = checkValor({ ...input.valor, original: input.valor.original }, rules);
-  const devedor = input.devedor ? devedorOf(input.devedor) : null;
-  if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
-  const [chave, merchant] = await Promise.all([chargeKey(deps.db, accountId, input.chave), merchantName(deps.db, accountId)]);
-  const solicitacaoPagador = input.solicitacaoPagador ?? null;
-  const fields = (id: string) => ({
-    accountId,
-    txid: id,
-    expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
-    amountCentavos,
-    modalidadeAlteracao,
-    retirada: retirada as Record<string, unknown> | null,
-    chave,
-    devedor,
-    solicitacaoPagador,
-    infoAdicionais: input.infoAdicionais ?? null,
-    brCode: brCodeOf({ chave, amountCentavos, txid: id, solicitacaoPagador }, merchant),
-  });
+  return insertCob(deps, accountId, await checkedCob(deps.db, accountId, input, rules), txid, input.loc?.id);
+}
+
+async function insertCob(deps: ChargesDeps, accountId: bigint, { state, merchant }: CheckedCob, txid: string | undefined, locId: number | undefined): Promise<ChargeWithPayment> {
+  const fields = (id: string): CobFields => ({ accountId, txid: id, ...stateColumns(id, state, merchant) });
   // A generated txid that one of the account's charges already has (32 random alphanumerics: in
   // theory only) is drawn again; another account's charges do not count.
   const draw = deps.newTxid ?? (() => randomAlphanumeric(GENERATED_TXID_LENGTH));
@@ -273,13 +318,34 @@ export async function createCharge(
     let created: ChargeWithPayment | null;
     try {
       // A new location: with the charges arriving beside it, in one commit; a given one, alone.
-      created = deps.cobs && input.loc?.id === undefined ? await batched(deps, deps.cobs, fields(id), merchant) : await alone(deps, fields(id), input.loc?.id, merchant);
+      created = deps.cobs && locId === undefined ? await batched(deps, deps.cobs, fields(id), merchant) : await alone(deps, fields(id), locId, merchant);
     } catch (error) {
       if (!repo.isTxidTaken(error)) throw error;
       created = null;
     }
     if (created) return created;
     if (txid !== undefined || attempt >= 2) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
+  }
+}
+
+/**
+ * BCB's PUT /cob/{txid}: creates the charge, or replaces every field of the account's ATIVA cob
+ * with that txid, as PUT /cobv does (BCB refuses a PUT only of a charge that exists and is not
+ * ATIVA). A creation is tried first, so that it costs what the root dialect's does; a txid taken,
+ * or a loc.id taken (by this very charge, on a retry), then replaces the charge.
+ */
+export async function putCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeInput): Promise<ChargeWithPayment> {
+  const checked = await checkedCob(deps.db, accountId, input, 'bcb');
+  try {
+    return await insertCob(deps, accountId, checked, txid, input.loc?.id);
+  } catch (error) {
+    if (!(error instanceof AppError) || (error.code !== 'TXID_TAKEN' && error.code !== 'LOCATION_IN_USE')) throw error;
+    const replaced = await changeActiveCob(deps, accountId, txid, (trx, row, now) =>
+      reviseCob(deps, trx, row, checked.state, { locId: input.loc?.id, now, rules: 'bcb' }),
+    );
+    // No cob of the account has the txid (a cobv has it, or only the location was taken).
+    if (!replaced) throw error;
+    return getCharge(deps, accountId, txid);
   }
 }
 
@@ -413,49 +479,121 @@ function revisedValor(row: ChargeRow, given: ChargeInput['valor'], rules: Amount
   );
 }
 
-/** PATCH /cob/{txid}: revises (revisao + 1, new BR Code) or cancels an ATIVA charge. */
-export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeRevision, rules: AmountRules = 'root'): Promise<ChargeRow> {
-  const checked = revisionChanges(input, rules);
+/**
+ * Changes the account's immediate charge with that txid, locked, in one transaction; undefined
+ * when the account has no cob with it. One that is not ATIVA is refused, one found expired
+ * first stored REMOVIDA_PELO_PSP.
+ */
+async function changeActiveCob(
+  deps: ChargesDeps,
+  accountId: bigint,
+  txid: string,
+  change: (trx: Trx, row: ChargeRow, now: Date) => Promise<ChargeRow>,
+): Promise<ChargeRow | undefined> {
   const now = deps.clock.now();
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow>> => {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<Refusable<ChargeRow> | undefined> => {
     const row = await repo.lockCharge(trx, accountId, txid);
-    if (row?.tipo_cob !== 'cob') throw chargeNotFound();
+    if (row?.tipo_cob !== 'cob') return undefined;
     const refused = await requireActive(trx, row, now, now, (status) => badRequest('CHARGE_NOT_ACTIVE', `charge is not ATIVA (it is ${status})`));
     if (refused) return { ok: false, error: refused };
-    const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
-    const valor = input.valor === undefined ? null : revisedValor(row, input.valor, rules);
-    const amountCentavos = valor?.amountCentavos ?? row.amount_centavos;
-    const solicitacaoPagador = input.solicitacaoPagador ?? row.solicitacao_pagador;
-    const merchant = await merchantName(trx, accountId);
-    await repo.insertRevision(trx, row, now);
-    const updated = await repo.updateCharge(trx, row.id, {
-      ...(input.status ? { status: input.status } : {}),
-      revisao: row.revisao + 1,
-      ...(input.calendario?.expiracao !== undefined ? { expiracaoSeconds: input.calendario.expiracao } : {}),
-      amountCentavos,
-      ...(valor ? { modalidadeAlteracao: valor.modalidadeAlteracao, retirada: valor.retirada as Record<string, unknown> | null } : {}),
-      chave,
-      ...(checked.devedor ? { devedor: checked.devedor } : {}),
-      solicitacaoPagador,
-      ...(input.infoAdicionais !== undefined ? { infoAdicionais: input.infoAdicionais } : {}),
-      brCode: brCodeOf({ chave, amountCentavos, txid: row.txid, solicitacaoPagador }, merchant),
-      now,
-    });
-    return { ok: true, value: updated };
+    return { ok: true, value: await change(trx, row, now) };
   });
-  if (!outcome.ok) throw outcome.error;
-  return outcome.value;
+  if (outcome && !outcome.ok) throw outcome.error;
+  return outcome?.value;
+}
+
+/** Whether two states of a charge's fields are the same, whatever the order of their objects' keys (jsonb keeps its own). */
+export function sameFields(a: object, b: object): boolean {
+  const plain = (value: object): unknown => JSON.parse(JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+  return stableStringify(plain(a)) === stableStringify(plain(b));
+}
+
+/** The location a charge moves to (`loc.id` naming another location of the account, of its tipoCob), with its dynamic BR Code. */
+async function movedLocation(deps: ChargesDeps, trx: Trx, row: ChargeRow, locId: number | undefined, now: Date): Promise<MovedLocation | undefined> {
+  if (locId === undefined || BigInt(locId) === row.loc_id) return undefined;
+  const location = await takeLocation(trx, row.account_id, row.tipo_cob, locId, now);
+  return { id: location.id, pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, await merchantName(trx, row.account_id)) };
+}
+
+/** What `revise` asks its caller to store: the revisao the charge takes when it changed, and the location it moved to. */
+export interface Revised {
+  revisao?: number | undefined;
+  location?: MovedLocation | undefined;
 }
 
 /**
- * The charge as it was at revision `revisao` (the current one is its row, earlier ones their
- * snapshots); a revision it never had is not found.
+ * BCB's rule of revisao (its schema Revisao), for cob and cobv alike: a change of the charge's
+ * fields keeps the state it replaces (GET ?revisao=N) and raises revisao by 1; a change of `loc`
+ * alone, or of nothing, keeps it. `locId` naming another location of the account moves the
+ * charge there. `write` stores the charge as `Revised` says.
  */
-export async function getChargeRevision(deps: ChargesDeps, accountId: bigint, txid: string, revisao: number): Promise<ChargeRow | ChargeWithPayment> {
-  const row = await getCharge(deps, accountId, txid);
-  if (revisao === row.revisao) return row;
-  const earlier = revisao < row.revisao ? await repo.findRevision(deps.db, row.id, revisao) : undefined;
-  if (!earlier) throw notFound('REVISION_NOT_FOUND', `The charge has no revisao ${revisao} (its current one is ${row.revisao})`);
+export async function revise(
+  deps: ChargesDeps,
+  trx: Trx,
+  row: ChargeRow,
+  c: { changed: boolean; locId: number | undefined; now: Date },
+  write: (revised: Revised) => Promise<ChargeRow>,
+): Promise<ChargeRow> {
+  const location = await movedLocation(deps, trx, row, c.locId, c.now);
+  if (!c.changed) return write({ location });
+  await repo.insertRevision(trx, row, c.now);
+  return write({ revisao: row.revisao + 1, location });
+}
+
+/**
+ * Stores an ATIVA cob's new state (with a new static BR Code), or removes it (`status`), through
+ * `revise`. The root dialect's PATCH raises revisao on every request, as it always has.
+ */
+async function reviseCob(
+  deps: ChargesDeps,
+  trx: Trx,
+  row: ChargeRow,
+  state: CobState,
+  c: { status?: ChargeRevision['status']; locId: number | undefined; now: Date; rules: AmountRules },
+): Promise<ChargeRow> {
+  const changed = c.rules === 'root' || c.status !== undefined || !sameFields(state, stateOf(row));
+  const merchant = await merchantName(trx, row.account_id);
+  return revise(deps, trx, row, { changed, locId: c.locId, now: c.now }, ({ revisao, location }) =>
+    repo.updateCharge(trx, row.id, {
+      ...(revisao !== undefined ? { ...stateColumns(row.txid, state, merchant), revisao, ...(c.status ? { status: c.status } : {}) } : {}),
+      ...(location ? { location } : {}),
+      now: c.now,
+    }),
+  );
+}
+
+/** PATCH /cob/{txid}: revises (the fields given replace the charge's, new BR Code) or cancels an ATIVA charge. */
+export async function reviseCharge(deps: ChargesDeps, accountId: bigint, txid: string, input: ChargeRevision, rules: AmountRules = 'root'): Promise<ChargeRow> {
+  const checked = revisionChanges(input, rules);
+  const revised = await changeActiveCob(deps, accountId, txid, async (trx, row, now) => {
+    const chave = input.chave !== undefined ? await chargeKey(trx, accountId, input.chave) : row.chave;
+    const valor = input.valor === undefined ? null : revisedValor(row, input.valor, rules);
+    const current = stateOf(row);
+    const state: CobState = {
+      expiracaoSeconds: input.calendario?.expiracao ?? current.expiracaoSeconds,
+      amountCentavos: valor?.amountCentavos ?? current.amountCentavos,
+      modalidadeAlteracao: valor?.modalidadeAlteracao ?? current.modalidadeAlteracao,
+      retirada: valor ? valor.retirada : current.retirada,
+      chave,
+      devedor: checked.devedor ?? current.devedor,
+      solicitacaoPagador: input.solicitacaoPagador ?? current.solicitacaoPagador,
+      infoAdicionais: input.infoAdicionais ?? current.infoAdicionais,
+    };
+    return reviseCob(deps, trx, row, state, { status: input.status, locId: input.loc?.id, now, rules });
+  });
+  if (!revised) throw chargeNotFound();
+  return revised;
+}
+
+/**
+ * The charge as it was at revision `revisao`, cob or cobv: `current` when absent or its own,
+ * earlier ones their snapshots. A revision the charge never had is, as BCB says for both kinds
+ * (CobConsultaInvalida, CobVConsultaInvalida), an invalid query: 400.
+ */
+export async function chargeAtRevision(db: DbExecutor, current: ChargeWithPayment, revisao: number | undefined): Promise<ChargeRow | ChargeWithPayment> {
+  if (revisao === undefined || revisao === current.revisao) return current;
+  const earlier = revisao < current.revisao ? await repo.findRevision(db, current.id, revisao) : undefined;
+  if (!earlier) throw badRequest('REVISION_NOT_FOUND', `The charge has no revisao ${revisao} (its current one is ${current.revisao})`);
   return earlier;
 }
 

@@ -11,12 +11,15 @@ import * as charges from '../charges/repo.ts';
 import type { ChargeRow, ChargeWithPayment, InfoAdicional } from '../charges/repo.ts';
 import {
   amountOf,
+  chargeAtRevision,
   chargeKey,
   devedorOf,
   dynamicBrCodeOf,
   effectiveStatus,
   listChargesOf,
   merchantName,
+  revise,
+  sameFields,
 
   type ChargeListDeps,
   type ChargeListQuery,
@@ -118,13 +121,6 @@ async function recebedorOf(trx: Trx, accountId: bigint): Promise<Recebedor> {
   return account.document_type === 'CNPJ' ? { cnpj: document, nome, ...address } : { cpf: document, nome, ...address };
 }
 
-/** The location a cobv moves to (`loc.id` naming another location than its own), with its BR Code. */
-async function movedLocation(deps: ChargesDeps, trx: Trx, row: ChargeRow, locId: number | undefined, now: Date) {
-  if (locId === undefined || BigInt(locId) === row.loc_id) return undefined;
-  const location = await takeLocation(trx, row.account_id, 'cobv', locId, now);
-  return { id: location.id, pixCopiaECola: dynamicBrCodeOf(deps.publicUrl, location, await merchantName(trx, row.account_id)) };
-}
-
 /**
  * Runs in the transaction that changes a batch's charge, so that its item records the outcome
  * atomically (lotecobv); a charge of a batch is changed only through it while it is pending.
@@ -146,15 +142,12 @@ async function lockCobv(trx: Trx, accountId: bigint, txid: string, now: Date, ba
   return row;
 }
 
-const comparable = (fields: CobvFields) => JSON.stringify({ ...fields, amountCentavos: fields.amountCentavos.toString() });
-
-/** Replaces an ATIVA cobv's fields: the replaced revision is kept, revisao + 1 (a change of loc alone keeps it). */
-async function reviseRow(deps: ChargesDeps, trx: Trx, row: ChargeRow, fields: CobvFields, locId: number | undefined, now: Date) {
-  const location = await movedLocation(deps, trx, row, locId, now);
-  const changed = comparable(fields) !== comparable(storedFields(row));
-  if (!changed) return repo.updateCobv(trx, row.id, { location, now });
-  await charges.insertRevision(trx, row, now);
-  return repo.updateCobv(trx, row.id, { fields, revisao: row.revisao + 1, location, now });
+/** Replaces an ATIVA cobv's fields through `revise` (revisao + 1 when one changed; a change of loc alone keeps it). */
+function reviseRow(deps: ChargesDeps, trx: Trx, row: ChargeRow, fields: CobvFields, locId: number | undefined, now: Date) {
+  const changed = !sameFields(fields, storedFields(row));
+  return revise(deps, trx, row, { changed, locId, now }, ({ revisao, location }) =>
+    repo.updateCobv(trx, row.id, { ...(revisao !== undefined ? { fields, revisao } : {}), location, now }),
+  );
 }
 
 async function insertRow(deps: ChargesDeps, trx: Trx, c: { accountId: bigint; txid: string; fields: CobvFields; locId: number | undefined; now: Date }) {
@@ -198,8 +191,7 @@ export async function reviseCobv(deps: ChargesDeps, accountId: bigint, txid: str
     if (!row) throw cobvNotFound();
     let revised: ChargeRow;
     if (status !== undefined) {
-      await charges.insertRevision(trx, row, now);
-      revised = await repo.updateCobv(trx, row.id, { status, revisao: row.revisao + 1, now });
+      revised = await revise(deps, trx, row, { changed: true, locId: undefined, now }, ({ revisao }) => repo.updateCobv(trx, row.id, { status, revisao, now }));
     } else {
       const fields = await fieldsOf(trx, accountId, changes, storedFields(row), saoPauloDay(row.created_at));
       revised = await reviseRow(deps, trx, row, fields, changes.loc?.id, now);
@@ -213,9 +205,8 @@ export async function reviseCobv(deps: ChargesDeps, accountId: bigint, txid: str
 export async function getCobv(deps: ChargesDeps, accountId: bigint, txid: string, revisao?: number): Promise<ChargeWithPayment> {
   const row = await charges.findCharge(deps.db, accountId, txid, 'cobv');
   if (!row) throw cobvNotFound();
-  if (revisao === undefined || revisao === row.revisao) return row;
-  const earlier = revisao < row.revisao ? await charges.findRevision(deps.db, row.id, revisao) : undefined;
-  if (!earlier) throw badRequest('INVALID_FILTER', `The charge has no revisao ${revisao} (its current one is ${row.revisao})`);
+  const earlier = await chargeAtRevision(deps.db, row, revisao);
+  if (earlier === row) return row;
   // An earlier revision is shown with the location the charge has now, and no payment yet.
   return { ...earlier, pix_end_to_end_id: null, pix_amount_centavos: null, pix_at: null, loc_token: row.loc_token, loc_created_at: row.loc_created_at };
 }

@@ -85,12 +85,53 @@ describe('BCB /v2/cob', () => {
     assert.match(res.json<{ txid: string }>().txid, /^[a-zA-Z0-9]{26,35}$/);
   });
 
-  it('a txid taken is 400 CobOperacaoInvalida', async () => {
+  it('PUT of an ATIVA cob replaces it whole (revisao + 1, the earlier revision kept); the same PUT again changes nothing', async () => {
     const id = txid();
-    await created({}, id);
-    const res = await req('PUT', `/v2/cob/${id}`, body());
-    assertProblem(res, 400, 'CobOperacaoInvalida');
+    const first = await created({ devedor: { cpf: randomCpf(), nome: 'Maria' }, solicitacaoPagador: 'Pedido 1' }, id);
+    const res = await req('PUT', `/v2/cob/${id}`, body({ valor: { original: '20.00' } }));
+    assert.equal(res.statusCode, 201, res.body);
     assertBcbAnswer('PUT /cob/{txid}', res);
+    const replaced = res.json<Json>();
+    assert.equal(replaced.revisao, 1);
+    assert.deepEqual(replaced.valor, { original: '20.00', modalidadeAlteracao: 0 });
+    // Whole: what the PUT leaves out is gone; the creation, the location and its code stay.
+    assert.equal(replaced.devedor, undefined);
+    assert.equal(replaced.solicitacaoPagador, undefined);
+    assert.deepEqual([replaced.calendario, replaced.loc, replaced.pixCopiaECola], [first.calendario, first.loc, first.pixCopiaECola]);
+    const earlier = await req('GET', `/v2/cob/${id}?revisao=0`);
+    assertBcbAnswer('GET /cob/{txid}', earlier);
+    assert.deepEqual(earlier.json(), first);
+    // A client sending its PUT again (after a timeout), with or without the loc.id it named, gets the same charge.
+    for (const extra of [{}, { loc: { id: (first.loc as Json).id } }]) {
+      const again = await req('PUT', `/v2/cob/${id}`, body({ valor: { original: '20.00' }, ...extra }));
+      assert.equal(again.statusCode, 201, again.body);
+      assertBcbAnswer('PUT /cob/{txid}', again);
+      assert.deepEqual(again.json(), replaced);
+    }
+    assertProblem(await req('GET', `/v2/cob/${id}?revisao=2`), 400, 'CobConsultaInvalida');
+  });
+
+  it('PUT of a cob that is not ATIVA, or of a cobv, is 400 CobOperacaoInvalida; the root dialect still answers 409 for a txid taken', async () => {
+    const removed = txid();
+    await created({}, removed);
+    assert.equal((await req('PATCH', `/v2/cob/${removed}`, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' })).statusCode, 200);
+    const refused = await req('PUT', `/v2/cob/${removed}`, body({ valor: { original: '11.00' } }));
+    assertProblem(refused, 400, 'CobOperacaoInvalida');
+    assertBcbAnswer('PUT /cob/{txid}', refused);
+    const kept = (await req('GET', `/v2/cob/${removed}`)).json<{ revisao: number; status: string; valor: Json }>();
+    assert.deepEqual([kept.revisao, kept.status, kept.valor.original], [1, 'REMOVIDA_PELO_USUARIO_RECEBEDOR', '10.00']);
+    // The corrected request: another txid.
+    await created({ valor: { original: '11.00' } });
+    const cobv = txid();
+    const due = { calendario: { dataDeVencimento: '2099-12-31' }, devedor: { cpf: randomCpf(), nome: 'Maria' }, valor: { original: '5.00' }, chave: aKey };
+    assert.equal((await req('PUT', `/v2/cobv/${cobv}`, due)).statusCode, 201);
+    assertProblem(await req('PUT', `/v2/cob/${cobv}`, body()), 400, 'CobOperacaoInvalida');
+    const active = txid();
+    await created({}, active);
+    const root = await t.app.inject({ method: 'PUT', url: `/cob/${active}`, headers: a.headers, payload: { calendario: { expiracao: 60 }, valor: { original: '7.00' } } });
+    assert.equal(root.statusCode, 409, root.body);
+    assert.equal(root.json<{ code: string }>().code, 'TXID_TAKEN');
+    assert.equal((await req('GET', `/v2/cob/${active}`)).json<Json>().revisao, 0);
   });
 
   it('validation: every violation of the schema at once, then the corrected request succeeds', async () => {
@@ -168,9 +209,73 @@ describe('BCB /v2/cob', () => {
     assert.equal(old.json<Json>().revisao, 0);
     const now = await req('GET', `/v2/cob/${id}?revisao=1`);
     assert.equal(now.json<Json>().revisao, 1);
+    // BCB: a revision the charge never had is CobConsultaInvalida (400), which the operation's list of answers leaves out.
     const unknown = await req('GET', `/v2/cob/${id}?revisao=7`);
-    assertProblem(unknown, 404, 'CobNaoEncontrado');
-    assertBcbAnswer('GET /cob/{txid}', unknown);
+    assertProblem(unknown, 400, 'CobConsultaInvalida');
+    assertBcbDefinition('Problema', unknown.json());
+  });
+
+  it('a PATCH that changes nothing keeps revisao, as BCB says; the revision it did not make is then 400 CobConsultaInvalida', async () => {
+    const id = txid();
+    const cob = await created({ solicitacaoPagador: 'Pedido 2', devedor: { cpf: randomCpf(), nome: 'Maria' } }, id);
+    const same = { valor: { original: '10.00' }, chave: aKey, solicitacaoPagador: 'Pedido 2', devedor: cob.devedor, calendario: { expiracao: 3600 } };
+    const res = await req('PATCH', `/v2/cob/${id}`, same);
+    assert.equal(res.statusCode, 200, res.body);
+    assertBcbAnswer('PATCH /cob/{txid}', res);
+    assert.deepEqual(res.json(), cob);
+    const none = await req('GET', `/v2/cob/${id}?revisao=1`);
+    assertProblem(none, 400, 'CobConsultaInvalida');
+    assertBcbDefinition('Problema', none.json());
+    const current = await req('GET', `/v2/cob/${id}?revisao=0`);
+    assertBcbAnswer('GET /cob/{txid}', current);
+    assert.deepEqual(current.json(), cob);
+  });
+
+  it('PATCH loc moves the charge to another free location of the account (revisao kept); others are 400', async () => {
+    const id = txid();
+    const cob = await created({}, id);
+    const own = (cob.loc as Json).id as number;
+    const free = (await req('POST', '/v2/loc', { tipoCob: 'cob' })).json<{ id: number }>().id;
+    const ofCobv = (await req('POST', '/v2/loc', { tipoCob: 'cobv' })).json<{ id: number }>().id;
+    const ofOthers = (await req('POST', '/v2/loc', { tipoCob: 'cob' }, b)).json<{ id: number }>().id;
+    const inUse = ((await created()).loc as Json).id as number;
+    for (const locId of [ofCobv, ofOthers, inUse]) {
+      const refused = await req('PATCH', `/v2/cob/${id}`, { loc: { id: locId } });
+      assertProblem(refused, 400, 'CobOperacaoInvalida');
+      assertBcbAnswer('PATCH /cob/{txid}', refused);
+    }
+    const res = await req('PATCH', `/v2/cob/${id}`, { loc: { id: free } });
+    assert.equal(res.statusCode, 200, res.body);
+    assertBcbAnswer('PATCH /cob/{txid}', res);
+    const moved = res.json<Json>();
+    assert.equal(moved.revisao, 0);
+    assert.equal((moved.loc as Json).id, free);
+    assert.notEqual(moved.location, cob.location);
+    const pix = parsePix(String(moved.pixCopiaECola));
+    assert.ok(!hasError(pix) && isDynamicPix(pix) && pix.url === moved.location, String(moved.pixCopiaECola));
+    assert.deepEqual({ ...moved, loc: cob.loc, location: cob.location, pixCopiaECola: cob.pixCopiaECola }, cob);
+    const left = await req('GET', `/v2/loc/${own}`);
+    assertBcbAnswer('GET /loc/{id}', left);
+    assert.equal(left.json<Json>().txid, undefined);
+    assert.equal((await req('GET', `/v2/loc/${free}`)).json<Json>().txid, id);
+    const served = await t.app.inject({ method: 'GET', url: `/qr/v2/${String(moved.location).split('/').at(-1)!}` });
+    assert.equal(served.statusCode, 200, served.body);
+    // Back, with a change of a field: that one is a revision.
+    const back = await req('PATCH', `/v2/cob/${id}`, { loc: { id: own }, solicitacaoPagador: 'de volta' });
+    assert.equal(back.statusCode, 200, back.body);
+    assertBcbAnswer('PATCH /cob/{txid}', back);
+    assert.deepEqual([back.json<Json>().revisao, (back.json<Json>().loc as Json).id], [1, own]);
+  });
+
+  it("a cob's devedor is BCB's PessoaFisica or PessoaJuridica: the e-mail of a cobv's devedor (DadosDevedor) is refused", async () => {
+    const devedor = { cpf: randomCpf(), nome: 'Maria' };
+    assertProblem(await req('PUT', `/v2/cob/${txid()}`, body({ devedor: { ...devedor, email: 'maria@example.com' } })), 400, 'CobOperacaoInvalida');
+    const id = txid();
+    await created({ devedor }, id);
+    assertProblem(await req('PATCH', `/v2/cob/${id}`, { devedor: { ...devedor, email: 'maria@example.com' } }), 400, 'CobOperacaoInvalida');
+    const res = await req('PATCH', `/v2/cob/${id}`, { devedor: { ...devedor, nome: 'Maria Souza' } });
+    assert.equal(res.statusCode, 200, res.body);
+    assertBcbAnswer('PATCH /cob/{txid}', res);
   });
 
   it('PATCH: removal with other changes is 400; removal alone works; then nothing more changes', async () => {

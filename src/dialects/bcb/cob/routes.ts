@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { requireScope } from '../../../modules/auth/scopes.ts';
 import {
+  chargeAtRevision,
   createCharge,
   getCharge,
-  getChargeRevision,
   listChargesOf,
   paymentsOf,
+  putCharge,
   reviseCharge,
   type ChargeListDeps,
 } from '../../../modules/charges/service.ts';
@@ -23,10 +24,9 @@ const READ = { invalid: 'CobConsultaInvalida', notFound: 'CobNaoEncontrado' } as
 /** The charge as BCB shows it: the current revision (with its Pix) or an earlier one. */
 async function shownCob(deps: ChargeListDeps, accountId: bigint, txid: string, revisao?: number) {
   const current = await getCharge(deps, accountId, txid);
+  const shown = await chargeAtRevision(deps.db, current, revisao);
   const now = deps.clock.now();
-  if (revisao !== undefined && revisao !== current.revisao) {
-    return cobView(await getChargeRevision(deps, accountId, txid, revisao), current, { now, publicUrl: deps.publicUrl });
-  }
+  if (shown !== current) return cobView(shown, current, { now, publicUrl: deps.publicUrl });
   const payment = (await paymentsOf(deps.db, [current])).get(current.id);
   return cobView(current, current, { now, publicUrl: deps.publicUrl, payment });
 }
@@ -40,7 +40,9 @@ function putCob(app: RouteApp, deps: ChargeListDeps) {
         security: bcbSecurity('cob.write'),
         operationId: 'bcbPutCob',
         summary: 'Criar cobrança imediata (txid do recebedor)',
-        description: 'Um txid que a conta já usou é 400 CobOperacaoInvalida. Sem loc.id, uma location nova é criada para a cobrança.',
+        description:
+          'Cria a cobrança; a cobrança ATIVA da conta com esse txid é substituída por inteiro (revisao + 1 quando algum campo muda, como no PATCH), ' +
+          'e uma que não está ATIVA é 400 CobOperacaoInvalida. Sem loc.id, uma location nova é criada para a cobrança.',
         params: BcbTxidParams,
         body: CobSolicitada,
         response: { 201: CobCompleta, ...problemResponses(400, 403, 404, 503) },
@@ -49,8 +51,8 @@ function putCob(app: RouteApp, deps: ChargeListDeps) {
       preHandler: requireScope('cob.write'),
     },
     async (request, reply) => {
-      const row = await createCharge(deps, request.accountId, request.body, request.params.txid, 'bcb');
-      // A new charge: it has no earlier revision and no payment yet.
+      const row = await putCharge(deps, request.accountId, request.params.txid, request.body);
+      // An ATIVA charge, new or replaced: no payment yet.
       return reply.status(201).send(cobView(row, row, { now: deps.clock.now(), publicUrl: deps.publicUrl }));
     },
   );
@@ -87,7 +89,9 @@ function patchCob(app: RouteApp, deps: ChargeListDeps) {
         security: bcbSecurity('cob.write'),
         operationId: 'bcbPatchCob',
         summary: 'Revisar cobrança imediata',
-        description: 'Cada alteração incrementa a revisão em 1; status REMOVIDA_PELO_USUARIO_RECEBEDOR remove a cobrança e não vem com outras alterações.',
+        description:
+          'Uma alteração de algum campo incrementa a revisão em 1; uma que só muda loc (a cobrança passa a outra location livre da conta) ou nada muda não a incrementa. ' +
+          'status REMOVIDA_PELO_USUARIO_RECEBEDOR remove a cobrança e não vem com outras alterações.',
         params: BcbTxidParams,
         body: CobRevisada,
         response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
@@ -116,7 +120,7 @@ function getCob(app: RouteApp, deps: ChargeListDeps) {
         security: bcbSecurity('cob.read'),
         operationId: 'bcbGetCob',
         summary: 'Consultar cobrança imediata',
-        description: 'Com revisao, a cobrança como era nessa revisão; uma revisão que a cobrança não teve é 404 CobNaoEncontrado.',
+        description: 'Com revisao, a cobrança como era nessa revisão; uma revisão que a cobrança não teve é 400 CobConsultaInvalida.',
         params: BcbTxidParams,
         querystring: CobQuery,
         response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },

@@ -54,6 +54,7 @@ export const CobRevisada = Type.Object(
   {
     calendario: Type.Optional(Type.Object({ expiracao: Type.Optional(Expiracao) }, { additionalProperties: false })),
     ...common,
+    loc: Type.Optional(BcbLocRequest),
     valor: Type.Optional(valor(true)),
     chave: Type.Optional(BcbChave),
     status: Type.Optional(Type.Literal('REMOVIDA_PELO_USUARIO_RECEBEDOR', { description: 'Remove a cobrança (sem outras alterações)' })),

@@ -70,6 +70,13 @@ describe('BCB dialect: cobv', () => {
     assertBcbAnswer('GET /cobv/{txid}', first);
     assert.equal(first.json<{ valor: { original: string } }>().valor.original, '100.00');
     problemOf(await call('GET', `/cobv/${TXID}?revisao=7`), 400, 'CobVConsultaInvalida');
+    // A PATCH that changes nothing (the devedor's fields in another order than stored) keeps revisao, as BCB says.
+    const same = await call('PATCH', `/cobv/${TXID}`, { valor: { original: '120.00' }, devedor: { cep: DEVEDOR.cep, uf: DEVEDOR.uf, cidade: DEVEDOR.cidade, logradouro: DEVEDOR.logradouro, nome: DEVEDOR.nome, cpf: DEVEDOR.cpf } });
+    assert.equal(same.statusCode, 200, same.body);
+    assertBcbAnswer('PATCH /cobv/{txid}', same);
+    assert.deepEqual(same.json(), res.json());
+    problemOf(await call('GET', `/cobv/${TXID}?revisao=2`), 400, 'CobVConsultaInvalida');
+    assertBcbAnswer('GET /cobv/{txid}', await call('GET', `/cobv/${TXID}?revisao=1`));
   });
 
   it('lists cobv (GET /cobv) with the filters', async () => {
