@@ -6,6 +6,7 @@ import { changeMarker as ledgerMarker } from '../ledger/repo.ts';
 import { changeMarker as medsMarker } from '../meds/repo.ts';
 import { changeMarker as notificationsMarker } from '../notifications/repo.ts';
 import { changeMarker as transactionsMarker } from '../transactions/repo.ts';
+import { changeMarker as keyWebhooksMarker } from '../webhooks/pix-key-repo.ts';
 import { changeMarkers as webhookMarkers } from '../webhooks/repo.ts';
 import { HOLDER_ACTIONS, NETWORK_ACTIONS, type ConsoleAction } from './actions.ts';
 import type { ChangeSource } from './changes.ts';
@@ -151,6 +152,7 @@ export const CHANGE_SOURCES: readonly ChangeSource[] = [
   medsMarker,
   notificationsMarker,
   ...webhookMarkers,
+  keyWebhooksMarker,
   controlsMarker,
   ...inboxMarkers,
 ];

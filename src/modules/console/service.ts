@@ -1,3 +1,4 @@
+import QRCode from 'qrcode';
 import type { Agent } from 'undici';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
@@ -7,8 +8,9 @@ import type { RateLimiter } from '../../http/rate-limit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Lru } from '../../lib/lru.ts';
 import { listAccounts, requireAccount } from '../accounts/service.ts';
-import { chargeQrCode, effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
-import type { ChargeWithPayment } from '../charges/repo.ts';
+import { effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
+import type { ChargeStatus, ChargeWithPayment } from '../charges/repo.ts';
+import { cobvDueOn, saoPauloDay } from '../cobv/due.ts';
 import type { SandboxControls } from '../controls/service.ts';
 import { listAccountKeys } from '../directory/repo.ts';
 import type { DirectoryLookups } from '../directory/lookups.ts';
@@ -21,6 +23,8 @@ import { TransferBatcher } from '../transfers/batcher.ts';
 import type { TransfersDeps } from '../transfers/service.ts';
 import type { DestinationPolicy } from '../webhooks/destination.ts';
 import { deliveryDetails } from '../webhooks/log-details.ts';
+import { callbackUrl } from '../webhooks/pix-callbacks.ts';
+import { listKeyWebhooks } from '../webhooks/pix-key-repo.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 import { list as listWebhooks, type WebhooksDeps } from '../webhooks/service.ts';
 import { transactionsWithTimelines } from './timeline.ts';
@@ -122,25 +126,48 @@ export function transactionsOf(ctx: ConsoleContext, accountId: bigint) {
   return transactionsWithTimelines(ctx, accountId, CONSOLE_ROWS);
 }
 
+/** The QR image of the BR Code a charge's row holds (of either kind), as GET /cob/{txid}/qrcode draws it, made once per BR Code. */
 async function qrImage(ctx: ConsoleContext, accountId: bigint, row: ChargeWithPayment): Promise<string> {
   const key = `${accountId}:${row.txid}:${row.br_code}`;
   let image = ctx.qrCodes.get(key);
   if (image === undefined) {
-    const { body } = await chargeQrCode(ctx.charges, accountId, row.txid, 'png');
-    image = `data:image/png;base64,${Buffer.from(body).toString('base64')}`;
+    image = await QRCode.toDataURL(row.br_code, { errorCorrectionLevel: 'M', margin: 2, width: 300, type: 'image/png' });
     ctx.qrCodes.set(key, image);
   }
   return image;
 }
 
-/** The account's newest charges of the last 31 days, with their status now and their QR image. */
+/** A due-date charge's days (YYYY-MM-DD, São Paulo) and what it asks today, when it can still be paid. */
+export interface ChargeDue {
+  readonly dueDate: string;
+  readonly lastPayableDay: string;
+  /** With its fine, interest, discount and rebate of today; null once it can no longer be paid. */
+  readonly todayCentavos: bigint | null;
+}
+
+function dueOf(row: ChargeWithPayment, status: ChargeStatus, now: Date): ChargeDue | null {
+  if (row.tipo_cob !== 'cobv' || row.due_date === null) return null;
+  const today = cobvDueOn(row, saoPauloDay(now));
+  return { dueDate: row.due_date, lastPayableDay: today.ultimoDiaPagavel, todayCentavos: status === 'ATIVA' && today.payable ? today.finalCentavos : null };
+}
+
+/**
+ * The account's newest charges of the last 31 days, immediate (cob) and due-date (cobv) alike,
+ * with their status now, their QR image and, for a cobv, its due date and what it asks today.
+ */
 export async function chargesOf(ctx: ConsoleContext, accountId: bigint) {
   const now = ctx.clock.now();
   const query = { inicio: new Date(now.getTime() - 31 * DAY_MS + 1000).toISOString(), fim: now.toISOString(), 'paginacao.itensPorPagina': CONSOLE_CHARGES };
-  const { rows } = await listChargesOf(ctx.charges, accountId, query);
+  // Each kind's newest (one list at a time, as the console's lists run), then the newest of both in the lists' own order.
+  const both: ChargeWithPayment[] = [];
+  for (const tipoCob of ['cob', 'cobv'] as const) both.push(...((await listChargesOf(ctx.charges, accountId, query, { tipoCob })).rows as ChargeWithPayment[]));
+  const rows = both
+    .sort((a, b) => b.created_at.getTime() - a.created_at.getTime() || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0))
+    .slice(0, CONSOLE_CHARGES);
   const charges = [];
-  for (const row of rows as ChargeWithPayment[]) {
-    charges.push({ row, status: effectiveStatus(row, now), qr: await qrImage(ctx, accountId, row) });
+  for (const row of rows) {
+    const status = effectiveStatus(row, now);
+    charges.push({ row, status, due: dueOf(row, status, now), qr: await qrImage(ctx, accountId, row) });
   }
   return charges;
 }
@@ -153,10 +180,20 @@ export async function medsOf(ctx: ConsoleContext, accountId: bigint) {
 
 export type MedItem = Awaited<ReturnType<typeof medsOf>>[number];
 
+/**
+ * The account's webhooks: the root dialect's registrations (POST /api/webhooks), BCB's webhooks
+ * per key (PUT /v2/webhook/{chave}) with the URL their callbacks go to, and the latest attempts of
+ * both (one delivery log).
+ */
 export async function webhooksOf(ctx: ConsoleContext, accountId: bigint) {
-  const registrations = (await listWebhooks(ctx.webhooks, accountId)).webhooks;
-  const deliveries = await deliveryDetails(ctx, accountId, CONSOLE_ROWS);
-  return { registrations, deliveries };
+  const [registrations, perKey, deliveries] = await Promise.all([
+    listWebhooks(ctx.webhooks, accountId).then((found) => found.webhooks),
+    // One row per key of the account at most: read directly, as the registrations are.
+    listKeyWebhooks(ctx.db, accountId, {}, 0, CONSOLE_ROWS),
+    deliveryDetails(ctx, accountId, CONSOLE_ROWS),
+  ]);
+  const keyWebhooks = perKey.rows.map((w) => ({ ...w, callbackUrl: callbackUrl(w.webhook_url) }));
+  return { registrations, keyWebhooks, keyWebhooksTotal: perKey.total, deliveries };
 }
 
 /** The test clock now (business time and its offset), or null in a process without the sandbox's controls. */

@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createClient, evpKey, incomingPix, type TestClient } from '../../../test/factories.ts';
+import { createClient, evpKey, incomingPix, operator, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { startTestApp, TEST_ADMIN_TOKEN, type TestApp } from '../../../test/harness.ts';
+import { mutualTlsReceiver } from '../../../test/support/mutual-tls-receiver.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
+import { issueCertificate } from '../../lib/certificate-authority.ts';
+import { webhookClientCertificate } from '../webhooks/client-certificate.ts';
 import { deliverDue } from '../webhooks/delivery.ts';
 import { WebhookSender } from '../webhooks/sender.ts';
+import { readMarker } from './changes.ts';
+import { CHANGE_SOURCES } from './panels.ts';
 import { escapeHtml } from './views/html.ts';
 
 const form = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -83,5 +91,103 @@ describe("the console's webhook deliveries and timelines", () => {
     await rcv.waitFor(3);
     const after = await page(`/console/accounts/${client.accountId}/webhooks`);
     assert.match(after.body, /<td>resend<\/td>/);
+  });
+});
+
+describe("the console's webhooks per key (BCB's PUT /v2/webhook/{chave}) and their callbacks", () => {
+  let t: TestApp;
+  let receiver: Awaited<ReturnType<typeof mutualTlsReceiver>>;
+  let sender: WebhookSender;
+  let client: TestClient;
+  let key: string;
+  let cookie: string;
+  const dir = mkdtempSync(join(tmpdir(), 'console-callback-'));
+  const page = () => t.app.inject({ method: 'GET', url: `/console/accounts/${client.accountId}/webhooks`, headers: { cookie } });
+  const v2 = (method: 'PUT' | 'DELETE', url: string, payload?: object) =>
+    t.app.inject({ method, url: `/v2${url}`, headers: client.headers, ...(payload ? { payload } : {}) });
+  const marker = () => readMarker(t.db, CHANGE_SOURCES);
+  /** The registrations section: the part of the page a change of a webhook per key redraws. */
+  const registrations = (body: string) => /<section data-live id="webhook-registrations"[\s\S]*?<\/section>/.exec(body)![0];
+  const keyRow = (body: string) => new RegExp(`<tr><th scope="row"><code>${key}</code></th>[\\s\\S]*?</tr>`).exec(registrations(body))?.[0];
+
+  before(async () => {
+    const certificate = await issueCertificate({ commonName: 'pix-api callbacks' });
+    writeFileSync(join(dir, 'client.crt'), certificate.certPem);
+    writeFileSync(join(dir, 'client.key'), certificate.keyPem);
+    t = await startTestApp({ env: { WEBHOOK_CLIENT_CERT_FILE: join(dir, 'client.crt'), WEBHOOK_CLIENT_KEY_FILE: join(dir, 'client.key') } });
+    receiver = await mutualTlsReceiver(dir);
+    sender = new WebhookSender({ allowPrivate: true, caFile: receiver.caFile, timeoutMs: 3000, clientCertificate: webhookClientCertificate(t.config) });
+    client = await createClient(t, { name: 'Loja Chave' });
+    key = await evpKey(t, client.accountId);
+    const signIn = await t.app.inject({ method: 'POST', url: '/console/sign-in', headers: form, payload: `token=${TEST_ADMIN_TOKEN}` });
+    cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
+  });
+  after(async () => {
+    await sender?.close();
+    await receiver?.close();
+    await t?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows a webhook per key once PUT, its new URL once moved, none once deleted: each a change the open pages hear of', async () => {
+    const none = await page();
+    assert.equal(none.statusCode, 200);
+    assert.match(registrations(none.body), /No webhook registered by event/);
+    assert.match(registrations(none.body), /No webhook registered per key: <code>PUT \/v2\/webhook\/\{chave\}<\/code> registers one\./);
+
+    let before = await marker();
+    const put = await v2('PUT', `/webhook/${key}`, { webhookUrl: `${receiver.origin}/bcb/` });
+    assert.equal(put.statusCode, 200, put.body);
+    assert.notEqual(await marker(), before, 'a new webhook per key is a change');
+    const created = await t.db.selectFrom('pix_key_webhooks').select('created_at').where('chave', '=', key).executeTakeFirstOrThrow();
+    const shown = (await page()).body;
+    assert.doesNotMatch(registrations(shown), /No webhook registered per key/);
+    assert.equal(
+      keyRow(shown),
+      `<tr><th scope="row"><code>${key}</code></th><td><code>${receiver.origin}/bcb/</code></td><td><code>${receiver.origin}/bcb/pix</code></td>` +
+        `<td><time datetime="${created.created_at.toISOString()}">${created.created_at.toLocaleString('pt-BR', { timeZone: 'America/Sao_Paulo', dateStyle: 'short', timeStyle: 'medium' })}</time></td></tr>`,
+    );
+
+    before = await marker();
+    assert.equal((await v2('PUT', `/webhook/${key}`, { webhookUrl: `${receiver.origin}/bcb/v2` })).statusCode, 200);
+    assert.notEqual(await marker(), before, 'a new URL is a change');
+    assert.match(keyRow((await page()).body)!, new RegExp(`<td><code>${receiver.origin}/bcb/v2</code></td><td><code>${receiver.origin}/bcb/v2/pix</code></td>`));
+
+    before = await marker();
+    assert.equal((await v2('DELETE', `/webhook/${key}`)).statusCode, 204);
+    assert.notEqual(await marker(), before, 'a removal is a change');
+    const removed = (await page()).body;
+    assert.equal(keyRow(removed), undefined);
+    assert.match(registrations(removed), /No webhook registered per key/);
+  });
+
+  it("shows the callbacks' deliveries beside the root's: the body BCB's receiver got, its signature, over mutual TLS", async () => {
+    assert.equal((await v2('PUT', `/webhook/${key}`, { webhookUrl: `${receiver.origin}/bcb` })).statusCode, 200);
+    const txid = 'console0callback000000000000001';
+    const charge = await t.app.inject({ method: 'PUT', url: `/cob/${txid}`, headers: client.headers, payload: { calendario: { expiracao: 3600 }, valor: { original: '30.00' }, chave: key } });
+    assert.equal(charge.statusCode, 201, charge.body);
+    const paid = await operator(t).incomingPix({ pixKey: key, amount: '30.00', txid, payer: { name: 'Pagador', document: randomCpf() } });
+    receiver.answer([500]);
+    await deliverDue({ db: t.db, clock: t.clock, sender });
+    t.clock.advance(10_000);
+    await deliverDue({ db: t.db, clock: t.clock, sender });
+    const callbacks = receiver.received.filter((r) => r.path === '/bcb/pix');
+    assert.equal(callbacks.length, 2, 'answered 500, then delivered');
+
+    const body = (await page()).body;
+    const rows = [...body.matchAll(/<tr>\s*<th scope="row">\d+<\/th>[\s\S]*?<\/tr>/g)].map((m) => m[0]).filter((row) => row.includes('/bcb/pix'));
+    assert.equal(rows.length, 2);
+    const [delivered, failed] = rows as [string, string];
+    for (const row of rows) {
+      assert.match(row, new RegExp(`<td>pix<br><span class="note">callback of a webhook per key, over mutual TLS</span><br><span class="note">transaction ${paid.transactionId}</span></td>`));
+      assert.ok(row.includes(`<td><code>${receiver.origin}/bcb/pix</code></td>`));
+    }
+    assert.match(failed, /answered HTTP 500/);
+    assert.match(delivered, /badge confirmed">delivered</);
+    const sent = callbacks[1]!;
+    assert.ok(delivered.includes(`<pre class="payload">${escapeHtml(sent.body)}</pre>`), 'the body as it was sent');
+    assert.equal(JSON.parse(sent.body).pix[0].endToEndId, paid.endToEndId);
+    assert.ok(delivered.includes(`<dt>webhook-signature</dt><dd><code>${String(sent.headers['webhook-signature'])}</code>`), 'the signature as it was sent');
+    assert.ok(delivered.includes(`<dt>webhook-id</dt><dd><code>${String(sent.headers['webhook-id'])}</code>`));
   });
 });

@@ -57,7 +57,8 @@ export async function deliveryDetails(deps: DeliveryDetailsDeps, accountId: bigi
   const byMessage = new Map(notifications.map((n) => [n.message_id, n]));
   return rows.map((log) => {
     const notification = byMessage.get(log.message_id);
-    const body = notification ? envelopeBody(notification.payload) : null;
+    // As deliveryMessage sends it: BCB's callback as it is, a root notification in its envelope.
+    const body = notification ? (log.event_type === repo.PIX_CALLBACK_EVENT ? JSON.stringify(notification.payload) : envelopeBody(notification.payload)) : null;
     const registration = registrations.find((w) => w.url === log.url && w.event_type === log.event_type);
     const headers: Record<string, string> = {
       ...(registration?.headers ?? {}),

@@ -121,3 +121,10 @@ export async function enqueueCallbacks(trx: Trx, rows: readonly CallbackRow[], n
       from o join e on e.account_id = o.account_id and e.transaction_id = o.transaction_id
      order by o.id`).execute(trx);
 }
+
+/**
+ * Changes with every webhook per key made, moved to another URL or removed: a sum of a hash of
+ * each row's id and URL (a small table, one row per key at most, with no column that says when a
+ * row last changed).
+ */
+export const changeMarker = (db: DbExecutor) => db.selectFrom('pix_key_webhooks').select(sql<string>`sum(hashtext(id || ' ' || webhook_url))`.as('marker'));

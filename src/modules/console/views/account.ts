@@ -2,7 +2,7 @@ import { parseDecimal } from '../../../lib/money.ts';
 import type { AccountSummary, ChargeItem, MedItem } from '../service.ts';
 import { closeMedForms, createChargeForm, incomingPixForm, openMedForm, payBrCodeForm, settleForm, transferForm } from './action-forms.ts';
 import { clockCard, type ClockState } from './controls.ts';
-import { money, time } from './format.ts';
+import { day, money, time } from './format.ts';
 import { panel, type ViewContext } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import type { NavEntry } from './layout.ts';
@@ -36,14 +36,32 @@ ${panel('As the account holder', 'holder-title', [transferForm(view, id, 'out')]
 </div>`;
 }
 
+const CHARGE_KINDS = { cob: 'immediate charge', cobv: 'charge with a due date' } as const;
+
+/** What a charge asks: its amount, and for a cobv still payable what it asks today (fine, interest, discounts applied) when that differs. */
+function chargeAmount(item: ChargeItem): SafeHtml {
+  const today = item.due?.todayCentavos;
+  const paid = item.row.pix_amount_centavos;
+  return html`${money(item.row.amount_centavos)}${
+    today !== null && today !== undefined && today !== item.row.amount_centavos ? html`<br><span class="note">today: ${money(today)}</span>` : ''
+  }${paid !== null && paid !== item.row.amount_centavos ? html`<br><span class="note">received: ${money(paid)}</span>` : ''}`;
+}
+
+/** When a charge stops being payable: a cob some seconds after its creation, a cobv after its last payable day. */
+function validity(item: ChargeItem): SafeHtml {
+  if (item.due) return html`<span class="note">due ${day(item.due.dueDate)}, payable until ${day(item.due.lastPayableDay)}</span>`;
+  return html`<span class="note">expires after ${item.row.expiracao_seconds ?? '—'} s</span>`;
+}
+
 function chargeRow(item: ChargeItem): SafeHtml {
   const { row, status, qr } = item;
   const codeId = `brcode-${row.txid}`;
   return html`<tr>
   <th scope="row"><code>${row.txid}</code></th>
+  <td><abbr title="${CHARGE_KINDS[row.tipo_cob]}">${row.tipo_cob}</abbr></td>
   <td><span class="badge charge-${status.toLowerCase()}">${status}</span>${row.pix_end_to_end_id ? html`<br><span class="note">paid: <code>${row.pix_end_to_end_id}</code> ${time(row.pix_at)}</span>` : ''}</td>
-  <td class="num">${money(row.amount_centavos)}</td>
-  <td>${time(row.created_at)}<br><span class="note">expires after ${row.expiracao_seconds ?? '—'} s</span></td>
+  <td class="num">${chargeAmount(item)}</td>
+  <td>${time(row.created_at)}<br>${validity(item)}</td>
   <td><img class="qr" src="${qr}" width="150" height="150" alt="QR code of charge ${row.txid}"></td>
   <td class="brcode-cell"><code id="${codeId}" class="brcode">${row.br_code}</code>
     <button type="button" class="quiet" data-copy="${codeId}">Copy<span class="visually-hidden"> the BR Code of charge ${row.txid}</span></button></td>
@@ -57,8 +75,8 @@ ${
   items.length === 0
     ? html`<p>No charge in the last 31 days.</p>`
     : html`<div class="table-wrap"><table class="charges">
-<caption class="visually-hidden">Charges (cob), newest first, with their QR code and BR Code</caption>
-<thead><tr><th scope="col">txid</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Created</th><th scope="col">QR code</th><th scope="col">BR Code (copia e cola)</th></tr></thead>
+<caption class="visually-hidden">Charges (cob and cobv), newest first, with their QR code and BR Code</caption>
+<thead><tr><th scope="col">txid</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Created, validity</th><th scope="col">QR code</th><th scope="col">BR Code (copia e cola)</th></tr></thead>
 <tbody>${items.map(chargeRow)}</tbody>
 </table></div>`
 }
@@ -70,7 +88,7 @@ export function chargeActions(view: ViewContext, accountId: bigint, clock: Clock
   const expiry = 'A charge past its expiry (expiracao) is REMOVIDA_PELO_PSP: advance the clock past it to see one expire.';
   const network = [payBrCodeForm(view, 'pay'), ...(clock ? [clockCard(view, 'clock', clock, expiry)] : [])];
   return html`<div class="panels">
-${panel('As the account holder', 'holder-title', [createChargeForm(view, accountId, 'cob')])}
+${panel('As the account holder', 'holder-title', [createChargeForm(view, accountId, 'cob')], 'This form creates immediate charges (cob); PUT /v2/cobv/{txid} creates one with a due date (cobv), listed here too.')}
 ${panel('As the network', 'network-title', network)}
 </div>`;
 }

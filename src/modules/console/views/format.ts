@@ -26,6 +26,12 @@ export function time(at: Date | null | undefined): SafeHtml {
   return html`<time datetime="${at.toISOString()}">${SAO_PAULO.format(at)}</time>`;
 }
 
+/** A day (YYYY-MM-DD, as a cobv's due date is kept) as Brazil writes it, "25/12/2026", in a `time` element. */
+export function day(text: string): SafeHtml {
+  const [year, month, date] = text.split('-');
+  return html`<time datetime="${text}">${date}/${month}/${year}</time>`;
+}
+
 /** "22/11/2026, 09:00:00" in São Paulo, as text (a status line). */
 export const timeText = (at: Date): string => SAO_PAULO.format(at);
 

@@ -2,6 +2,7 @@ import type { DeliveryDetail } from '../../webhooks/log-details.ts';
 import type { webhooksOf } from '../service.ts';
 import { resendForm } from './action-forms.ts';
 import { RETRY_DELAYS_MS } from '../../webhooks/delivery.ts';
+import { PIX_CALLBACK_EVENT } from '../../webhooks/repo.ts';
 import { clockCard, type ClockState } from './controls.ts';
 import { duration, time } from './format.ts';
 import { panel, type ViewContext } from './forms.ts';
@@ -16,9 +17,9 @@ function headerList(headers: Readonly<Record<string, string>>): SafeHtml {
 }
 
 function registrations(list: Webhooks['registrations']): SafeHtml {
-  if (list.length === 0) return html`<p>No webhook registered: <code>POST /api/webhooks</code> registers one.</p>`;
+  if (list.length === 0) return html`<p>No webhook registered by event: <code>POST /api/webhooks</code> registers one.</p>`;
   return html`<div class="table-wrap"><table>
-<caption class="visually-hidden">Webhook registrations</caption>
+<caption class="visually-hidden">Webhook registrations by event</caption>
 <thead><tr><th scope="col">Id</th><th scope="col">Event</th><th scope="col">URL</th><th scope="col">Headers</th><th scope="col">Active</th><th scope="col">Version</th><th scope="col">Updated</th></tr></thead>
 <tbody>${list.map(
     (w) => html`<tr><th scope="row">${w.id}</th><td>${w.type}</td><td><code>${w.url}</code></td><td>${headerList(w.headers)}</td><td>${w.isActive ? 'yes' : 'no'}</td><td>${w.version}</td><td>${time(new Date(w.updatedAt))}</td></tr>`,
@@ -26,11 +27,27 @@ function registrations(list: Webhooks['registrations']): SafeHtml {
 </table></div>`;
 }
 
+function keyWebhooks(list: Webhooks['keyWebhooks'], total: number): SafeHtml {
+  if (list.length === 0) return html`<p>No webhook registered per key: <code>PUT /v2/webhook/{chave}</code> registers one.</p>`;
+  return html`${total > list.length ? html`<p class="note">The oldest ${list.length} of ${total}.</p>` : ''}<div class="table-wrap"><table>
+<caption class="visually-hidden">Webhooks per Pix key (BCB's API Pix), oldest first</caption>
+<thead><tr><th scope="col">Pix key</th><th scope="col">webhookUrl</th><th scope="col">Callbacks go to</th><th scope="col">Created</th></tr></thead>
+<tbody>${list.map(
+    (w) => html`<tr><th scope="row"><code>${w.chave}</code></th><td><code>${w.webhook_url}</code></td><td><code>${w.callbackUrl}</code></td><td>${time(w.created_at)}</td></tr>`,
+  )}</tbody>
+</table></div>`;
+}
+
+function eventOf(d: DeliveryDetail): SafeHtml {
+  const event = d.event_type === PIX_CALLBACK_EVENT ? html`${d.event_type}<br><span class="note">callback of a webhook per key, over mutual TLS</span>` : html`${d.event_type}`;
+  return html`${event}${d.transaction_id === null ? '' : html`<br><span class="note">transaction ${d.transaction_id}</span>`}`;
+}
+
 function delivery(d: DeliveryDetail): SafeHtml {
   return html`<tr>
   <th scope="row">${d.id}</th>
   <td>${time(d.created_at)}</td>
-  <td>${d.event_type}${d.transaction_id === null ? '' : html`<br><span class="note">transaction ${d.transaction_id}</span>`}</td>
+  <td>${eventOf(d)}</td>
   <td><code>${d.url}</code></td>
   <td>${d.is_resend ? 'resend' : d.attempt}</td>
   <td><span class="badge ${d.success ? 'confirmed' : 'error'}">${d.outcome}</span>${d.error && d.error !== `HTTP ${d.status_code}` ? html`<br><span class="reason">${d.error}</span>` : ''}</td>
@@ -55,7 +72,10 @@ function deliveries(list: readonly DeliveryDetail[]): SafeHtml {
 export function webhooksSections(data: Webhooks): SafeHtml {
   return html`<section data-live id="webhook-registrations" data-live-label="webhook registrations" aria-labelledby="registrations-title">
 <h2 id="registrations-title">Registrations</h2>
+<h3>By event <span class="count">(<code>/api/webhooks</code>)</span></h3>
 ${registrations(data.registrations)}
+<h3>Per Pix key <span class="count">(BCB's <code>/v2/webhook/{chave}</code>: each Pix with a txid received at the key, and its refunds, as <code>POST {webhookUrl}/pix</code>)</span></h3>
+${keyWebhooks(data.keyWebhooks, data.keyWebhooksTotal)}
 </section>
 <section data-live id="webhook-deliveries" data-live-label="webhook deliveries" aria-labelledby="deliveries-title">
 <h2 id="deliveries-title">Deliveries <span class="count">(the newest ${data.deliveries.length} of the last 31 days)</span></h2>
