@@ -273,6 +273,16 @@ export interface WebhookLog {
   createdAt: string;
 }
 
+/** POST /api/resend-webhook: the first delivery's fields, then every delivery made. */
+export interface ResendAnswer {
+  message: string;
+  webhookLogId: number;
+  sentAt: string;
+  statusCode: number;
+  webhookId: string;
+  deliveries: { url: string; webhookLogId: number; sentAt: string; statusCode: number; success: boolean; error: string | null }[];
+}
+
 export interface WebhookLogList {
   data: WebhookLog[];
   metadata: ListMetadata;

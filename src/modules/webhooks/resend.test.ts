@@ -13,18 +13,12 @@ import { createClient, creditAccount, evpKey, incomingPix, randomCpf, type TestC
 import { adminHeaders, startTestApp, testConfig, type TestApp } from '../../../test/harness.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhook-receiver.ts';
 import { redisAnswers, TEST_REDIS_URL } from '../../../test/redis.ts';
+import type { ResendAnswer } from '../../../scripts/lib/api-types.ts';
 
 
 const redisUp = await redisAnswers();
 
-interface ResendBody {
-  message: string;
-  webhookLogId: number;
-  sentAt: string;
-  statusCode: number;
-  webhookId: string;
-  deliveries: { url: string; webhookLogId: number; sentAt: string; statusCode: number; success: boolean; error: string | null }[];
-}
+type ResendBody = ResendAnswer;
 
 describe('POST /api/resend-webhook/{transactionIdentifier}', () => {
   let t: TestApp;

@@ -15,6 +15,7 @@ import { createClient, evpKey, operator, randomCpf, type TestClient } from '../.
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
 import { assertBcbAnswer, assertBcbDefinition } from '../../../../test/support/bcb-schemas.ts';
 import { headersWithScope } from '../../../../test/support/bcb-tokens.ts';
+import type { ResendAnswer } from '../../../../scripts/lib/api-types.ts';
 
 function assertProblem(res: LightMyRequestResponse, status: number, name: string): void {
   assert.equal(res.statusCode, status, res.body);
@@ -186,14 +187,7 @@ describe('BCB dialect: webhooks per key (/v2/webhook) and their callbacks', () =
   });
 
   describe("a resend of a received Pix (POST /api/resend-webhook) also resends its key's callback", () => {
-    interface ResendBody {
-      message: string;
-      webhookLogId: number;
-      sentAt: string;
-      statusCode: number;
-      webhookId: string;
-      deliveries: { url: string; webhookLogId: number; sentAt: string; statusCode: number; success: boolean; error: string | null }[];
-    }
+    type ResendBody = ResendAnswer;
     let holder: TestClient;
     let holderKey: string;
     let paid: { endToEndId: string; transactionId: number };
