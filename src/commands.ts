@@ -79,7 +79,8 @@ const START_FAILOVER_MS = 60_000;
  * A start's first work on a replicated PostgreSQL (a multi-host DATABASE_URL) that a failover
  * interrupts (the primary lost under it): once the new primary answers, the work runs again. It
  * must be safe to run again: migrations and the demo account are (each step commits alone and
- * the next run finds it done). A single server's failure stops the start as before.
+ * the next run finds it done), and so is building the listeners. A single server's failure stops
+ * the start as before.
  */
 async function throughFailover<T>(config: Config, work: () => Promise<T>): Promise<T> {
   const url = config.databaseUrl;
@@ -193,17 +194,21 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
   metrics.addPool('api', () => database.stats());
   if (workerDatabase !== database) metrics.addPool('worker', () => workerDatabase.stats());
   const worker = createWorker(config, workerDatabase, log, taken, controls, metrics);
-  const listeners = await buildListeners({
-    config,
-    db: database.db,
-    listDb: database.lists,
-    clock: controls?.clock ?? systemClock,
-    realClock: systemClock,
-    ...(controls ? { controls } : {}),
-    metrics,
-    logLevel: process.env.LOG_LEVEL ?? 'info',
-    wakeWorker: worker.wake,
-  });
+  // Building them reads the signing keys and the payload signer: a failover under that runs it
+  // again (a failed build closes what it opened).
+  const listeners = await throughFailover(config, () =>
+    buildListeners({
+      config,
+      db: database.db,
+      listDb: database.lists,
+      clock: controls?.clock ?? systemClock,
+      realClock: systemClock,
+      ...(controls ? { controls } : {}),
+      metrics,
+      logLevel: process.env.LOG_LEVEL ?? 'info',
+      wakeWorker: worker.wake,
+    }),
+  );
   taken.add('listeners', () => listeners.close());
   const addresses = await bindListeners(config, listeners);
   const described = demoDatabase(config);
