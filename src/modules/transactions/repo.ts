@@ -37,6 +37,9 @@ const COLUMNS = [
   'updated_at',
   'processed_at',
   'error_reason',
+  // What a sandbox settlement fault holds a pending transfer by (its key, its expiry).
+  'pix_key',
+  'expires_at',
 ] as const;
 
 function filtered(db: DbExecutor, f: ListFilter) {
@@ -127,18 +130,6 @@ export function findByIdentifier(db: DbExecutor, accountId: bigint, identifier: 
     .orderBy('id', 'asc')
     .limit(1)
     .executeTakeFirst();
-}
-
-/** The key and times of those of `ids` that are pending transfers: what a sandbox settlement fault holds them by. */
-export function pendingTransfers(db: DbExecutor, ids: readonly bigint[]) {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db
-    .selectFrom('transactions')
-    .select(['id', 'pix_key', 'created_at', 'expires_at'])
-    .where('id', 'in', [...ids])
-    .where('type', '=', 'WITHDRAW')
-    .where('status', '=', 'PENDING')
-    .execute();
 }
 
 /** Changes when a transaction is created: the newest id (an index look-up). */

@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
-import { findByIdentifier, listTransactions, pendingTransfers, type ListFilter, type TransactionRow, type TransactionStatus, type TransactionType } from './repo.ts';
+import { findByIdentifier, listTransactions, type ListFilter, type TransactionRow, type TransactionStatus, type TransactionType } from './repo.ts';
 import { STATUS_BY_LABEL, TYPE_BY_LABEL } from './views.ts';
 
 export interface TransactionsDeps {
@@ -26,16 +26,14 @@ export interface SettlementHolds {
 /**
  * Rows with the reason a sandbox fault still holds each pending transfer, in `error_reason`:
  * without it a transfer a settlement delay holds would stay PENDING with nothing to say why.
- * Outside the sandbox, or with no such fault set, the rows as they are, and no query.
+ * Outside the sandbox, or with no such fault set, the rows as they are. The rows carry what a
+ * fault holds a transfer by (key, times): no query.
  */
-async function withPendingReasons(deps: TransactionsDeps, rows: TransactionRow[]): Promise<TransactionRow[]> {
+function withPendingReasons(deps: TransactionsDeps, rows: TransactionRow[]): TransactionRow[] {
   const holds = deps.controls;
   if (!holds?.holdsTransfers()) return rows;
-  const pending = rows.filter((r) => r.type === 'WITHDRAW' && r.status === 'PENDING' && r.error_reason === null);
-  if (pending.length === 0) return rows;
-  const reasons = new Map((await pendingTransfers(deps.db, pending.map((r) => r.id))).map((t) => [t.id, holds.pendingReason(t)]));
   return rows.map((r) => {
-    const reason = reasons.get(r.id);
+    const reason = r.type === 'WITHDRAW' && r.status === 'PENDING' && r.error_reason === null ? holds.pendingReason(r) : null;
     return reason ? { ...r, error_reason: reason } : r;
   });
 }
@@ -105,7 +103,7 @@ export async function listForAccount(deps: TransactionsDeps, accountId: bigint, 
       ? { offset, limit: size }
       : { offset, limit: Math.max(0, Math.min(size, PIX_KEY_LIST_MAX_RESULTS - offset)), cap: PIX_KEY_LIST_MAX_RESULTS };
   const { rows, total } = await deps.lists.run(accountId, (db) => listTransactions(db, filter, window));
-  return { rows: await withPendingReasons(deps, rows), metadata: pageMetadata(page, size, total) };
+  return { rows: withPendingReasons(deps, rows), metadata: pageMetadata(page, size, total) };
 }
 
 /**
@@ -118,5 +116,5 @@ export async function findOne(deps: TransactionsDeps, accountId: bigint, identif
       ? await findByIdentifier(deps.db, accountId, identifier)
       : await deps.lists.run(accountId, (db) => findByIdentifier(db, accountId, identifier, pixKey));
   if (!row) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
-  return (await withPendingReasons(deps, [row]))[0]!;
+  return withPendingReasons(deps, [row])[0]!;
 }
