@@ -378,12 +378,18 @@ export async function getCharge(deps: ChargesDeps, accountId: bigint, txid: stri
   return row;
 }
 
+const QR_OPTIONS = { errorCorrectionLevel: 'M', margin: 2, width: 300 } as const;
+
+/** A BR Code's QR image, drawn the same way everywhere (the charge's, the location's, the console's): a PNG data URI. */
+export function brCodeDataUri(payload: string): Promise<string> {
+  return QRCode.toDataURL(payload, { ...QR_OPTIONS, type: 'image/png' });
+}
+
 /** The QR code image of the charge's BR Code. */
 export async function chargeQrCode(deps: ChargesDeps, accountId: bigint, txid: string, format: 'png' | 'svg') {
   const { br_code: payload } = await getCharge(deps, accountId, txid);
-  const options = { errorCorrectionLevel: 'M', margin: 2, width: 300 } as const;
-  if (format === 'svg') return { contentType: 'image/svg+xml', body: await QRCode.toString(payload, { ...options, type: 'svg' }) };
-  return { contentType: 'image/png', body: await QRCode.toBuffer(payload, { ...options, type: 'png' }) };
+  if (format === 'svg') return { contentType: 'image/svg+xml', body: await QRCode.toString(payload, { ...QR_OPTIONS, type: 'svg' }) };
+  return { contentType: 'image/png', body: await QRCode.toBuffer(payload, { ...QR_OPTIONS, type: 'png' }) };
 }
 
 export interface ChargeListQuery {

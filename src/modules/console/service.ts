@@ -1,4 +1,3 @@
-import QRCode from 'qrcode';
 import type { Agent } from 'undici';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
@@ -8,7 +7,7 @@ import type { RateLimiter } from '../../http/rate-limit.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { Lru } from '../../lib/lru.ts';
 import { listAccounts, requireAccount } from '../accounts/service.ts';
-import { effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
+import { brCodeDataUri, effectiveStatus, listChargesOf, type ChargeListDeps } from '../charges/service.ts';
 import type { ChargeStatus, ChargeWithPayment } from '../charges/repo.ts';
 import { cobvDueOn, saoPauloDay } from '../cobv/due.ts';
 import type { SandboxControls } from '../controls/service.ts';
@@ -131,7 +130,7 @@ async function qrImage(ctx: ConsoleContext, accountId: bigint, row: ChargeWithPa
   const key = `${accountId}:${row.txid}:${row.br_code}`;
   let image = ctx.qrCodes.get(key);
   if (image === undefined) {
-    image = await QRCode.toDataURL(row.br_code, { errorCorrectionLevel: 'M', margin: 2, width: 300, type: 'image/png' });
+    image = await brCodeDataUri(row.br_code);
     ctx.qrCodes.set(key, image);
   }
   return image;

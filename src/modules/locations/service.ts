@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
-import QRCode from 'qrcode';
 import { findCharge, findChargeAtLocation, type ChargeWithPayment } from '../charges/repo.ts';
-import { dynamicBrCodeOf, listInterval, merchantName } from '../charges/service.ts';
+import { brCodeDataUri, dynamicBrCodeOf, listInterval, merchantName } from '../charges/service.ts';
 import * as repo from './repo.ts';
 import type { LinkedLocation, LocationRow, TipoCob } from './repo.ts';
 
@@ -104,7 +103,7 @@ export async function locationQrCode(deps: { db: DbExecutor; publicUrl: string }
   const row = await getLocation(deps.db, accountId, id);
   const charge = row.txid === null ? undefined : await findCharge(deps.db, accountId, row.txid, row.tipo_cob);
   const qrcode = charge?.pix_copia_e_cola ?? dynamicBrCodeOf(deps.publicUrl, row, await merchantName(deps.db, accountId));
-  const imagemQrcode = await QRCode.toDataURL(qrcode, { errorCorrectionLevel: 'M', margin: 2, width: 300, type: 'image/png' });
+  const imagemQrcode = await brCodeDataUri(qrcode);
   return { qrcode, imagemQrcode };
 }
 
