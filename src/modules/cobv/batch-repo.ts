@@ -29,6 +29,15 @@ export interface BatchItemRow {
 
 const BATCH_COLUMNS = ['account_id', 'id', 'descricao', 'created_at'] as const;
 
+/**
+ * Serializes the creation of the account's batches (a transaction-level advisory lock): two
+ * requests that create one batch id, or two batches naming one txid, run one after the other,
+ * so that the second sees what the first made.
+ */
+export async function lockBatchCreation(trx: Trx, accountId: bigint): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`cobv_batches:${accountId}`}, 0))`.execute(trx);
+}
+
 export function lockBatch(trx: Trx, accountId: bigint, id: bigint): Promise<BatchRow | undefined> {
   return trx.selectFrom('cobv_batches').select(BATCH_COLUMNS).where('account_id', '=', accountId).where('id', '=', id).forUpdate().executeTakeFirst();
 }

@@ -55,6 +55,7 @@ async function processItem(deps: ChargesDeps, accountId: bigint, batchId: bigint
 export async function putBatch(deps: ChargesDeps, accountId: bigint, batchId: bigint, input: BatchInput): Promise<void> {
   const txids = txidsOf(input.cobsv);
   const existing = await deps.db.transaction().execute(async (trx) => {
+    await repo.lockBatchCreation(trx, accountId);
     const batch = await repo.lockBatch(trx, accountId, batchId);
     if (batch) {
       const first = await repo.batchTxids(trx, accountId, batchId);

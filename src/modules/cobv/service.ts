@@ -164,17 +164,21 @@ async function insertRow(deps: ChargesDeps, trx: Trx, c: { accountId: bigint; tx
  */
 export async function putCobv(deps: ChargesDeps, accountId: bigint, txid: string, input: CobvInput, batch?: BatchStep): Promise<ChargeRow> {
   const now = deps.clock.now();
-  try {
-    return await deps.db.transaction().execute(async (trx) => {
-      const current = await lockCobv(trx, accountId, txid, now, batch);
-      const fields = await fieldsOf(trx, accountId, input, null, saoPauloDay(current?.created_at ?? now));
-      const row = current ? await reviseRow(deps, trx, current, fields, input.loc?.id, now) : await insertRow(deps, trx, { accountId, txid, fields, locId: input.loc?.id, now });
-      await batch?.done(trx, row);
-      return row;
-    });
-  } catch (error) {
-    if (charges.isTxidTaken(error)) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
-    throw error;
+  // A creation that loses a race for the txid (another request created it meanwhile) is a PUT
+  // of an existing charge: run again, it replaces the charge the other request made.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await deps.db.transaction().execute(async (trx) => {
+        const current = await lockCobv(trx, accountId, txid, now, batch);
+        const fields = await fieldsOf(trx, accountId, input, null, saoPauloDay(current?.created_at ?? now));
+        const row = current ? await reviseRow(deps, trx, current, fields, input.loc?.id, now) : await insertRow(deps, trx, { accountId, txid, fields, locId: input.loc?.id, now });
+        await batch?.done(trx, row);
+        return row;
+      });
+    } catch (error) {
+      if (!charges.isTxidTaken(error)) throw error;
+      if (attempt >= 1) throw conflict('TXID_TAKEN', 'A charge of this account with this txid already exists');
+    }
   }
 }
 
