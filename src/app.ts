@@ -11,6 +11,7 @@ import type { CertificateTrust } from './http/client-certificate.ts';
 import { PROBLEM_SCHEMAS, sendProblem } from './dialects/bcb/problems.ts';
 import { bcbOperations, bcbPublicRoutes, type BcbDeps } from './dialects/bcb/operations.ts';
 import { BCB_PREFIX, bcbScopeWith, isBcbPath, problemOfBody, withoutTrailingSlash } from './dialects/bcb/scope.ts';
+import { registerEmptyBodies } from './http/empty-bodies.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
@@ -176,6 +177,7 @@ export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, http
   app.removeContentTypeParser(['text/plain']);
   registerErrorHandling(app);
   registerNulGuard(app);
+  registerEmptyBodies(app);
   app.addSchema(ErrorBodySchema);
   for (const schema of PROBLEM_SCHEMAS) app.addSchema(schema);
   app.addHook('onRequest', async (request, reply) => {

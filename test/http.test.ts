@@ -137,6 +137,34 @@ describe('HTTP plumbing', () => {
     assert.match(page.body, /swagger/i);
   });
 
+  it('takes a request with no body on every route that takes none, whatever its content type says', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{ paths: Record<string, Record<string, { requestBody?: unknown }>> }>();
+    const admin = { authorization: 'Bearer test-admin-token-0123456789' };
+    let routes = 0;
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        if (!['post', 'put', 'patch', 'delete'].includes(method) || operation.requestBody) continue;
+        routes++;
+        const url = path.replace(/\{[^}]+\}/g, '999999');
+        const auth = /^\/(admin|sandbox)\//.test(path) ? admin : client.headers;
+        const send = (headers: Record<string, string>) => t.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...auth, ...headers } });
+        const plain = await send({});
+        // As SDKs send them: with a JSON content type and a zero length, or no length at all.
+        for (const headers of [{ 'content-type': 'application/json', 'content-length': '0' }, { 'content-type': 'application/json; charset=utf-8' }]) {
+          const typed = await send(headers);
+          assert.equal(typed.statusCode, plain.statusCode, `${method} ${path} ${JSON.stringify(headers)}: ${typed.body}`);
+          assert.doesNotMatch(typed.body, /Body is empty/);
+        }
+      }
+    }
+    assert.ok(routes >= 10, `${routes} routes take no body`);
+    const none = await t.app.inject({ method: 'DELETE', url: '/v2/webhook/some-key', headers: { ...client.headers, 'content-type': 'application/json' } });
+    assert.equal(none.statusCode, 404, none.body);
+    // A route that takes a body still says that it is missing.
+    const missing = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: { ...client.headers, 'content-type': 'application/json', 'content-length': '0' } });
+    assert.equal(missing.statusCode, 400);
+  });
+
   it('reports liveness and readiness', async () => {
     const health = await t.app.inject({ method: 'GET', url: '/health' });
     assert.deepEqual([health.statusCode, health.json()], [200, { status: 'ok' }]);
