@@ -12,6 +12,7 @@ import { PROBLEM_SCHEMAS, sendProblem } from './dialects/bcb/problems.ts';
 import { bcbOperations, bcbPublicRoutes, type BcbDeps } from './dialects/bcb/operations.ts';
 import { BCB_PREFIX, bcbScopeWith, isBcbPath, problemOfBody, withoutTrailingSlash } from './dialects/bcb/scope.ts';
 import { registerEmptyBodies } from './http/empty-bodies.ts';
+import { boundHeaders, limitConnectionsPerSource, requestTimeouts, type ConnectionLimits } from './http/connection-limits.ts';
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
@@ -19,6 +20,7 @@ import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
+import { Lru } from './lib/lru.ts';
 import type { SandboxControls } from './modules/controls/service.ts';
 import { controlRoutes } from './modules/controls/routes.ts';
 import { consoleRoutes } from './modules/console/routes/index.ts';
@@ -95,6 +97,8 @@ export interface AppDeps {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** How long a request may take to arrive when the configuration does not say (REQUEST_TIMEOUT_MS). */
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const BODY_LIMIT_BYTES = 64 * 1024;
 
 /** Reads a TLS file and checks it parses, so that a wrong one stops the start naming its variable. */
@@ -142,9 +146,15 @@ function httpsOptions(config: Config) {
  * A Fastify server with the service's plumbing (limits, request ids, validation, the error
  * shape) and no routes: the listeners start from it, and tests mount a scope of their own on it.
  */
-export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, https: ReturnType<typeof httpsOptions> = null) {
+export function createServer(
+  deps: Pick<AppDeps, 'logLevel' | 'logStream'>,
+  https: ReturnType<typeof httpsOptions> = null,
+  limits: Pick<ConnectionLimits, 'requestTimeoutMs'> = { requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS },
+) {
+  const timeouts = requestTimeouts(limits);
   const app = Fastify({
-    ...(https ? { https } : {}),
+    ...(https ? { https: { ...https, ...timeouts.server } } : { http: timeouts.server }),
+    requestTimeout: timeouts.requestTimeout,
     logger:
       deps.logLevel === false
         ? false
@@ -172,6 +182,7 @@ export function createServer(deps: Pick<AppDeps, 'logLevel' | 'logStream'>, http
     forceCloseConnections: 'idle',
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  boundHeaders(app.server, limits);
   registerValidation(app);
   // JSON is the only body format: anything else is 415.
   app.removeContentTypeParser(['text/plain']);
@@ -217,7 +228,7 @@ export function buildListeners(deps: AppDeps): Promise<Listeners> {
  */
 export async function buildWorkerListener(deps: AppDeps): Promise<FastifyInstance> {
   const https = httpsOptions(deps.config);
-  const app = createServer(deps, https ? { ...https, requestCert: false } : null);
+  const app = createServer(deps, https ? { ...https, requestCert: false } : null, deps.config);
   const metrics = serviceMetrics(deps);
   metrics.observeRequests(app);
   const failures = perMinuteLimiters(deps.config, app)(deps.adminFailuresPerMinute ?? FAILED_ADMIN_TOKENS_PER_MINUTE, 'pix-api:admin-failures:');
@@ -237,10 +248,11 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
   const keys = new KeyRing(deps.db, realClockOf(deps), kek);
   await keys.prepare();
   const https = httpsOptions(deps.config);
-  const main = createServer(deps, https);
+  const main = createServer(deps, https, deps.config);
   // The operator listener speaks what the main one speaks, without asking for a client certificate.
-  const admin = separateAdmin ? createServer(deps, https ? { ...https, requestCert: false } : null) : main;
+  const admin = separateAdmin ? createServer(deps, https ? { ...https, requestCert: false } : null, deps.config) : main;
   const metrics = serviceMetrics(deps);
+  limitPublicConnections(deps.config, main, metrics);
   metrics.observeRequests(main);
   if (admin !== main) metrics.observeRequests(admin);
   const close = async () => {
@@ -254,6 +266,21 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
     throw error;
   }
   return { main, admin, close };
+}
+
+/**
+ * The public listener's connections per source (MAX_CONNECTIONS_PER_SOURCE), the trusted proxies
+ * aside: one over the limit is closed on arrival, counted, and logged once a minute per source.
+ */
+function limitPublicConnections(config: Config, main: FastifyInstance, metrics: ServiceMetrics): void {
+  const logged = new Lru<string, number>(1_000);
+  limitConnectionsPerSource(main.server, { ...config, exempt: config.trustedProxies }, (source) => {
+    metrics.connectionRefused();
+    const now = Date.now();
+    if (now - (logged.get(source) ?? 0) < 60_000) return;
+    logged.set(source, now);
+    main.log.warn({ source, limit: config.maxConnectionsPerSource }, 'Connections refused: the source holds MAX_CONNECTIONS_PER_SOURCE already');
+  });
 }
 
 interface Parts {

@@ -50,6 +50,8 @@ describe('loadConfig defaults', () => {
     assert.equal(config.webhookCaFile, undefined);
     assert.equal(config.settlementDelayMs, 1000);
     assert.deepEqual(config.trustedProxies, ['127.0.0.1', '::1']);
+    assert.equal(config.requestTimeoutMs, 30_000);
+    assert.equal(config.maxConnectionsPerSource, 64);
     assert.equal(config.tls, undefined);
     // BCB's DICT anti-scan policy.
     assert.deepEqual(config.directoryLimits, {
@@ -161,6 +163,8 @@ describe('loadConfig explicit values', () => {
       WEBHOOK_CA_FILE: EXISTING_FILE,
       SETTLEMENT_DELAY_MS: '0',
       TRUSTED_PROXIES: ' 10.0.0.1 , fd00::1 ,',
+      REQUEST_TIMEOUT_MS: '5000',
+      MAX_CONNECTIONS_PER_SOURCE: '0',
       TLS_CERT_FILE: EXISTING_FILE,
       TLS_KEY_FILE: EXISTING_FILE,
       TLS_CLIENT_CA_FILE: EXISTING_FILE,
@@ -182,6 +186,8 @@ describe('loadConfig explicit values', () => {
     assert.equal(config.webhookCaFile, EXISTING_FILE);
     assert.equal(config.settlementDelayMs, 0);
     assert.deepEqual(config.trustedProxies, ['10.0.0.1', 'fd00::1']);
+    assert.equal(config.requestTimeoutMs, 5000);
+    assert.equal(config.maxConnectionsPerSource, 0);
     assert.deepEqual(config.tls, { certFile: EXISTING_FILE, keyFile: EXISTING_FILE, clientCaFile: EXISTING_FILE });
   });
 
@@ -256,6 +262,8 @@ describe('loadConfig refuses bad values with one line naming the variable', () =
     ['DATABASE_LIST_STATEMENT_TIMEOUT_MS=0 (no limit at all)', { DATABASE_LIST_STATEMENT_TIMEOUT_MS: '0' }, 'DATABASE_LIST_STATEMENT_TIMEOUT_MS'],
     ['LIST_CONCURRENCY_PER_ACCOUNT=0', { LIST_CONCURRENCY_PER_ACCOUNT: '0' }, 'LIST_CONCURRENCY_PER_ACCOUNT'],
     ['LIST_QUEUE_TIMEOUT_MS over a minute', { LIST_QUEUE_TIMEOUT_MS: '60001' }, 'LIST_QUEUE_TIMEOUT_MS'],
+    ['REQUEST_TIMEOUT_MS=0 (a request would never have to arrive)', { REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS'],
+    ['MAX_CONNECTIONS_PER_SOURCE=-1', { MAX_CONNECTIONS_PER_SOURCE: '-1' }, 'MAX_CONNECTIONS_PER_SOURCE'],
     ['HOST=example.com', { HOST: 'example.com' }, 'HOST'],
     ['ADMIN_TOKEN too short', { ADMIN_TOKEN: 'short' }, 'ADMIN_TOKEN'],
     ['TLS_CERT_FILE without TLS_KEY_FILE', { TLS_CERT_FILE: EXISTING_FILE }, 'TLS_KEY_FILE'],

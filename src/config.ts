@@ -51,6 +51,10 @@ export interface Config {
   readonly webhookClient: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly settlementDelayMs: number;
   readonly trustedProxies: readonly string[];
+  /** How long a request may take to arrive, headers and body together (then 408, closed). */
+  readonly requestTimeoutMs: number;
+  /** Connections one source may hold at once on the public listener (trusted proxies aside); 0: no limit. */
+  readonly maxConnectionsPerSource: number;
   readonly tls: { readonly certFile: string; readonly keyFile: string; readonly clientCaFile: string | undefined } | undefined;
   /**
    * KEY_ENCRYPTION_KEY (32 bytes), which seals private signing keys at rest. Unset only in
@@ -327,6 +331,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookClient: webhookClient(env),
     settlementDelayMs: integer(env, 'SETTLEMENT_DELAY_MS', 1000, 0, 86_400_000),
     trustedProxies: Object.freeze(proxies(env)),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
+    maxConnectionsPerSource: integer(env, 'MAX_CONNECTIONS_PER_SOURCE', 64, 0, 1_000_000),
     tls: certFile && keyFile ? Object.freeze({ certFile, keyFile, clientCaFile }) : undefined,
     keyEncryptionKey: keyEncryptionKey(env, production),
     directoryLimits: directoryLimits(env),

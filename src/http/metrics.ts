@@ -12,6 +12,7 @@ export class ServiceMetrics {
   readonly #requests: Histogram<'method' | 'route' | 'status'>;
   readonly #transfers: Counter<'stage'>;
   readonly #webhookFailures: Counter<'class'>;
+  readonly #refusedConnections: Counter;
   #source: StateSource | undefined;
 
   constructor() {
@@ -35,6 +36,11 @@ export class ServiceMetrics {
       labelNames: ['class'],
       registers: [this.registry],
     });
+    this.#refusedConnections = new Counter({
+      name: 'pix_connections_refused_total',
+      help: 'Connections closed on arrival because their source already held MAX_CONNECTIONS_PER_SOURCE',
+      registers: [this.registry],
+    });
     for (const stage of ['created', 'settled', 'failed']) this.#transfers.inc({ stage }, 0);
     this.#poolGauges();
   }
@@ -45,6 +51,10 @@ export class ServiceMetrics {
       const route = request.routeOptions.url ?? 'unmatched';
       this.#requests.observe({ method: request.method, route, status: `${Math.floor(reply.statusCode / 100)}xx` }, reply.elapsedTime / 1000);
     });
+  }
+
+  connectionRefused(): void {
+    this.#refusedConnections.inc();
   }
 
   transferCreated(): void {
