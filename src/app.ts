@@ -28,6 +28,7 @@ import { inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-rou
 import { adminRoutes } from './modules/admin/routes/index.ts';
 import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
+import { requireDeclaredScopes } from './modules/auth/scopes.ts';
 import { chargeRoutes, sandboxChargeRoutes } from './modules/charges/routes/index.ts';
 import { CertificateLinkCache } from './modules/auth/link-cache.ts';
 import { resolveKeyEncryptionKey, type KeyEncryptionKey } from './modules/auth/key-encryption.ts';
@@ -369,7 +370,13 @@ async function registerBcbRoutes(deps: AppDeps, { main, kek }: Parts, services: 
   };
   const bcb: BcbDeps = { config, db, clock, lists, payloadSigner, cobs: services.cobs };
   const authenticate = accountAuthentication({ clock: realClockOf(deps), tokens, trust, links });
-  await main.register(bcbScopeWith({ onRequest: authenticate }, ...bcbOperations(bcb)), { prefix: BCB_PREFIX });
+  await main.register(
+    async (v2) => {
+      requireDeclaredScopes(v2);
+      await v2.register(bcbScopeWith({ onRequest: authenticate }, ...bcbOperations(bcb)));
+    },
+    { prefix: BCB_PREFIX },
+  );
   for (const routes of bcbPublicRoutes(bcb)) await main.register(routes);
 }
 
@@ -472,6 +479,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
   const wake = wakeOption(deps);
   return async (accountScope: FastifyInstance) => {
     accountScope.addHook('onRequest', accountAuthentication({ clock: realClockOf(deps), tokens, trust, links }));
+    requireDeclaredScopes(accountScope);
     await accountScope.register(balanceRoutes({ db, clock }));
     await accountScope.register(
       transferRoutes({
@@ -515,7 +523,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
         // Certificates are valid or not in real time.
         clock: realClockOf(deps),
         onCertificateUnlinked: (id, fp) => links.invalidate(id, fp),
-        onClientSecretRotated: (id) => links.invalidateAccount(id),
+        onClientChanged: (id) => links.invalidateAccount(id),
       }),
     );
     await operatorScope.register(signingKeyRoutes({ db, kek, onSigningKeysChanged: () => keys.invalidate() }));

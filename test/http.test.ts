@@ -150,7 +150,8 @@ describe('HTTP plumbing', () => {
         const send = (headers: Record<string, string>) => t.app.inject({ method: method.toUpperCase() as 'POST', url, headers: { ...auth, ...headers } });
         const plain = await send({});
         // As SDKs send them: with a JSON content type and a zero length, or no length at all.
-        for (const headers of [{ 'content-type': 'application/json', 'content-length': '0' }, { 'content-type': 'application/json; charset=utf-8' }]) {
+        const typedHeaders: Record<string, string>[] = [{ 'content-type': 'application/json', 'content-length': '0' }, { 'content-type': 'application/json; charset=utf-8' }];
+        for (const headers of typedHeaders) {
           const typed = await send(headers);
           assert.equal(typed.statusCode, plain.statusCode, `${method} ${path} ${JSON.stringify(headers)}: ${typed.body}`);
           assert.doesNotMatch(typed.body, /Body is empty/);

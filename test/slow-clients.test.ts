@@ -69,7 +69,7 @@ for (const mode of ['sandbox', 'production'] as const) {
 
     before(async () => {
       // Production's configuration names a PostgreSQL; the harness opens the test database itself.
-      const production = mode === 'production' ? { DATABASE_URL: 'postgres://127.0.0.1/unused' } : {};
+      const production: Record<string, string> = mode === 'production' ? { DATABASE_URL: 'postgres://127.0.0.1/unused' } : {};
       t = await startTestApp({ env: { PIX_MODE: mode, ...production, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), MAX_CONNECTIONS_PER_SOURCE: String(PER_SOURCE) } });
       await t.app.listen({ port: 0, host: '127.0.0.1' });
       port = (t.app.server.address() as { port: number }).port;

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../lib/clock.ts';
 import { isCurrentlyValid } from '../lib/certificate.ts';
 import type { CertificateLinkCache } from '../modules/auth/link-cache.ts';
-import '../modules/auth/scopes.ts';
+import { effectiveScopes } from '../modules/auth/scopes.ts';
 import { InvalidToken, type TokenService } from '../modules/auth/tokens.ts';
 import { presentedCertificate, requestSource, type CertificateTrust } from './client-certificate.ts';
 import { AppError, badRequest, unauthorized } from './errors.ts';
@@ -71,7 +71,7 @@ export function accountAuthentication(deps: AuthDeps) {
       throw unauthorized('TOKEN_INVALID', 'The access token was revoked: the client secret was rotated since it was issued');
     }
     request.accountId = claims.accountId;
-    request.tokenScopes = claims.scopes;
+    request.tokenScopes = effectiveScopes(claims.scopes, linked.scopes);
   };
 }
 

@@ -1,4 +1,4 @@
-import { PIX_SCOPES } from '../modules/auth/scopes.ts';
+import { SCOPE_DESCRIPTIONS } from '../modules/auth/scopes.ts';
 import type { SwaggerOptions } from '@fastify/swagger';
 import { withExamples } from './openapi-examples.ts';
 
@@ -15,12 +15,19 @@ export function openApiOptions(): SwaggerOptions {
       },
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Token from POST /api/auth/token' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'Token from POST /api/auth/token (or /oauth/token); the role each operation lists is the OAuth scope it requires (the oauth2 scheme describes each one)',
+          },
           adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the operator' },
           oauth2: {
             type: 'oauth2',
-            description: "BCB's API Pix (/v2): OAuth 2.0 client credentials at POST /oauth/token, with the client certificate; each operation names the scope it requires",
-            flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: Object.fromEntries(PIX_SCOPES.map((s) => [s, `BCB scope ${s}`])) } },
+            description:
+              "OAuth 2.0 client credentials at POST /oauth/token, with the client certificate (BCB's API Pix, /v2). Every account route requires a scope, " +
+              "named in its security entry: BCB's where one fits, the service's own for the rest; a token from POST /api/auth/token carries every scope the client holds",
+            flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { ...SCOPE_DESCRIPTIONS } } },
           },
         },
       },

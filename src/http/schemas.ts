@@ -55,5 +55,4 @@ export const Timestamp = (description?: string) => Type.String({ format: 'date-t
 /** Numeric ids in paths: digits only, within bigint range. */
 export const IdParam = (description: string) => Type.String({ pattern: '^[1-9][0-9]{0,17}$', description });
 
-export const BEARER_SECURITY = [{ bearerAuth: [] }];
 export const ADMIN_SECURITY = [{ adminToken: [] }];

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import type { ProblemName } from '../../src/dialects/bcb/problems.ts';
-import { PIX_SCOPES } from '../../src/modules/auth/scopes.ts';
+import { SCOPES } from '../../src/modules/auth/scopes.ts';
 import type { Method } from '../../scripts/lib/api-client.ts';
 import type { TestClient } from '../factories.ts';
 import type { TestApp } from '../harness.ts';
@@ -76,9 +76,9 @@ export interface BcbRouteFixture<Owned> {
   foreign: BcbForeign<Owned>;
 }
 
-/** A token of the client that holds every one of BCB's scopes but `scope` (the standard OAuth request). */
+/** A token of the client that holds every scope but `scope` (the standard OAuth request). */
 export async function tokenWithout(t: TestApp, client: TestClient, scope: string): Promise<string> {
-  const scopes = PIX_SCOPES.filter((s) => s !== scope).join(' ');
+  const scopes = SCOPES.filter((s) => s !== scope).join(' ');
   const res = await t.app.inject({
     method: 'POST',
     url: '/oauth/token',

@@ -18,6 +18,8 @@ import { assertError, assertErrorShape } from '../assertions.ts';
 import { apiClient, createClient, operator, type TestClient } from '../factories.ts';
 import { startTestApp, type TestApp } from '../harness.ts';
 import { ROUTE_FIXTURES, type Owned } from './route-fixtures.ts';
+import { isScope } from '../../src/modules/auth/scopes.ts';
+import { tokenWithout } from './bcb-route-cases.ts';
 
 export interface Parameter {
   name: string;
@@ -33,11 +35,13 @@ export interface AccountOperation {
   parameters: Parameter[];
   /** The request body's example, if the operation takes a body. */
   body?: unknown;
+  /** The scope its `security` names (BCB's, or the service's own). */
+  scope: string;
 }
 
 interface DocumentOperation {
   operationId: string;
-  security?: Record<string, unknown>[];
+  security?: Record<string, string[]>[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, { example?: unknown }> };
 }
@@ -50,9 +54,11 @@ export function accountOperations(): AccountOperation[] {
   const operations: AccountOperation[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods)) {
-      if (!op.security?.some((s) => 'bearerAuth' in s)) continue;
+      const bearer = op.security?.find((s) => 'bearerAuth' in s)?.bearerAuth;
+      if (!bearer) continue;
       const body = op.requestBody ? Object.values(op.requestBody.content)[0]?.example : undefined;
-      operations.push({ operationId: op.operationId, method: method.toUpperCase() as Method, path, parameters: op.parameters ?? [], ...(body === undefined ? {} : { body }) });
+      const scope = bearer[0] ?? '';
+      operations.push({ operationId: op.operationId, method: method.toUpperCase() as Method, path, parameters: op.parameters ?? [], scope, ...(body === undefined ? {} : { body }) });
     }
   }
   return operations;
@@ -191,6 +197,14 @@ function authenticationCases(op: AccountOperation, context: () => RouteContext):
   it('the bound certificate from an address that is not a trusted proxy is 401', async () => {
     const { a, send } = context();
     check(await send(exampleRequest(op), a.headers, '192.0.2.10'), 'CERTIFICATE_REQUIRED', /trusted proxy/);
+  });
+
+  it(`requires a scope (${op.scope || 'none named'}): a token without it is 403 SCOPE_NOT_GRANTED`, async () => {
+    assert.ok(isScope(op.scope), `${op.operationId} names the scope it requires in its security entry`);
+    const { a, t, send } = context();
+    const without = await tokenWithout(t, a, op.scope);
+    const res = await send(exampleRequest(op), { ...a.headers, authorization: `Bearer ${without}` });
+    assertError(res, 403, new RegExp(op.scope.replace('.', '\\.')), 'SCOPE_NOT_GRANTED');
   });
 
   it('the bound certificate from the trusted proxy gets past authentication', async () => {

@@ -4,6 +4,7 @@
  * unknown properties; answers list every field they may carry (the serializer drops the rest).
  */
 import { Type, type TSchema } from 'typebox';
+import type { Scope } from '../../modules/auth/scopes.ts';
 
 /** BCB's `TxId` of a charge: 26 to 35 characters of [a-zA-Z0-9]. */
 export const TXID_PATTERN = '^[a-zA-Z0-9]{26,35}$';
@@ -151,4 +152,4 @@ export const BcbPix = Type.Object({
 });
 
 /** The OAuth 2.0 scope an operation requires, as its `security` entry. */
-export const bcbSecurity = (scope: string) => [{ oauth2: [scope] }];
+export const bcbSecurity = (scope: Scope) => [{ oauth2: [scope] }];

@@ -137,7 +137,7 @@ export function findLinkedCertificate(db: DbExecutor, accountId: bigint, fingerp
   return db
     .selectFrom('account_certificates')
     .innerJoin('accounts', 'accounts.id', 'account_certificates.account_id')
-    .select(['account_certificates.not_before', 'account_certificates.not_after', 'accounts.status', 'accounts.client_secret_version'])
+    .select(['account_certificates.not_before', 'account_certificates.not_after', 'accounts.status', 'accounts.client_secret_version', 'accounts.scopes'])
     .where('account_certificates.account_id', '=', accountId)
     .where('account_certificates.fingerprint', '=', fingerprint)
     .executeTakeFirst();

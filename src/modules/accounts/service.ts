@@ -9,7 +9,7 @@ import { documentType, normalizeDocument } from '../../lib/document.ts';
 import { randomAlphanumeric, randomToken } from '../../lib/ids.ts';
 import { isValidPixKey, type PixKeyType } from '../../lib/pix-key.ts';
 import { hashSecret } from '../auth/secrets.ts';
-import { heldScopes, isPixScope } from '../auth/scopes.ts';
+import { heldScopes, isScope } from '../auth/scopes.ts';
 import { createHolderLedgerAccounts } from '../ledger/service.ts';
 import { insertKey } from '../directory/repo.ts';
 import * as repo from './repo.ts';
@@ -26,8 +26,11 @@ export interface AccountsDeps {
   readonly clock: Clock;
   /** Told when a certificate is unlinked, so cached links drop it at once. */
   readonly onCertificateUnlinked?: (accountId: bigint, fingerprint: string) => void;
-  /** Told when a client secret is rotated, so this process refuses the old tokens at once. */
-  readonly onClientSecretRotated?: (accountId: bigint) => void;
+  /**
+   * Told when what a client's live tokens may do changes (its secret rotated, its scopes
+   * narrowed), so that this process applies it at once.
+   */
+  readonly onClientChanged?: (accountId: bigint) => void;
 }
 
 export interface CreatedAccount {
@@ -201,13 +204,14 @@ export interface AccountSettings {
 
 /** Changes what `change` names, leaves the rest; answers the settings after the change. */
 export async function updateAccount(deps: AccountsDeps, accountId: bigint, change: AccountChange): Promise<AccountSettings> {
-  const unknown = change.scopes?.find((scope) => !isPixScope(scope));
+  const unknown = change.scopes?.find((scope) => !isScope(scope));
   if (unknown !== undefined) throw badRequest('VALIDATION_FAILED', `scopes: unknown scope ${JSON.stringify(unknown).slice(0, 80)}`);
   const row = await repo.updateAccountSettings(deps.db, accountId, {
     ...(change.address !== undefined ? { address: validAddress(change.address) } : {}),
     ...(change.scopes !== undefined ? { scopes: change.scopes === null ? null : heldScopes(change.scopes) } : {}),
   });
   if (!row) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
+  if (change.scopes !== undefined) deps.onClientChanged?.(accountId);
   return { accountId: Number(accountId), clientId: row.client_id, scopes: heldScopes(row.scopes), address: row.address };
 }
 
@@ -215,7 +219,7 @@ export async function rotateClientSecret(deps: AccountsDeps, accountId: bigint) 
   const clientSecret = randomToken(32);
   const clientId = await repo.updateClientSecretHash(deps.db, accountId, await hashSecret(clientSecret));
   if (!clientId) throw notFound('ACCOUNT_NOT_FOUND', `Account ${accountId} not found`);
-  deps.onClientSecretRotated?.(accountId);
+  deps.onClientChanged?.(accountId);
   return { clientId, clientSecret };
 }
 

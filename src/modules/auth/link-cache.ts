@@ -9,11 +9,13 @@ export interface Link {
   active: boolean;
   /** The account's client secret version: tokens issued under a lower one are revoked. */
   secretVersion: number;
+  /** The scopes the client holds now (null: all of them); a token uses only those it carries that are among them. */
+  scopes: readonly string[] | null;
 }
 
 /**
- * How long another process may go on trusting a certificate that was unlinked elsewhere, or a
- * token whose client secret was rotated elsewhere.
+ * How long another process may go on trusting a certificate that was unlinked elsewhere, a
+ * token whose client secret was rotated elsewhere, or a scope an operator removed elsewhere.
  */
 export const LINK_CACHE_TTL_MS = 5_000;
 
@@ -44,7 +46,7 @@ export class CertificateLinkCache {
     const generation = this.#generation;
     const row = await findLinkedCertificate(this.#db, accountId, fingerprint);
     const link = row
-      ? { notBefore: row.not_before, notAfter: row.not_after, active: row.status === 'ACTIVE', secretVersion: row.client_secret_version }
+      ? { notBefore: row.not_before, notAfter: row.not_after, active: row.status === 'ACTIVE', secretVersion: row.client_secret_version, scopes: row.scopes }
       : null;
     this.#entries.set(key, { link, at: now, generation });
     return link;
@@ -55,7 +57,7 @@ export class CertificateLinkCache {
     this.#accountChanged.set(accountId, ++this.#generation);
   }
 
-  /** Every cached link of the account, after its client secret was rotated. */
+  /** Every cached link of the account, after its client secret was rotated or its scopes changed. */
   invalidateAccount(accountId: bigint): void {
     this.#accountChanged.set(accountId, ++this.#generation);
   }

@@ -1,6 +1,6 @@
 import { errorCodes, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError } from '../../http/errors.ts';
-import { isPixScope, type PixScope } from './scopes.ts';
+import { isScope, type Scope } from './scopes.ts';
 
 /** RFC 6749 §5.2 error codes, and `temporarily_unavailable` (its §4.1.2.1) for 429 and 503. */
 export type OAuthErrorCode =
@@ -147,7 +147,7 @@ export interface OAuthTokenRequest {
   readonly clientId: string;
   readonly clientSecret: string;
   /** The scopes asked for; null when no `scope` was sent (every scope the client holds). */
-  readonly scopes: ReadonlySet<PixScope> | null;
+  readonly scopes: ReadonlySet<Scope> | null;
 }
 
 const text = (fields: Record<string, unknown>, name: string): string | undefined => {
@@ -189,11 +189,11 @@ export function readOAuthRequest(request: FastifyRequest): OAuthTokenRequest {
   }
 
   const scope = text(fields, 'scope');
-  let scopes: Set<PixScope> | null = null;
+  let scopes: Set<Scope> | null = null;
   if (scope !== undefined && scope.trim() !== '') {
     scopes = new Set();
     for (const name of scope.split(' ').filter(Boolean)) {
-      if (!isPixScope(name)) throw new OAuthError(400, 'invalid_scope', `Unknown scope ${JSON.stringify(name).slice(0, 80)}`);
+      if (!isScope(name)) throw new OAuthError(400, 'invalid_scope', `Unknown scope ${JSON.stringify(name).slice(0, 80)}`);
       scopes.add(name);
     }
   }

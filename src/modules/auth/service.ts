@@ -5,7 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { isCurrentlyValid } from '../../lib/certificate.ts';
 import { findCertificateHolder } from '../accounts/repo.ts';
 import { OAuthError } from './oauth.ts';
-import { heldScopes, type PixScope } from './scopes.ts';
+import { heldScopes, type Scope } from './scopes.ts';
 import type { SecretChecks } from './secret-checks.ts';
 import type { TokenService } from './tokens.ts';
 
@@ -33,7 +33,7 @@ export async function issueToken(
   clientId: string,
   clientSecret: string,
   source: string,
-  requested: ReadonlySet<PixScope> | null = null,
+  requested: ReadonlySet<Scope> | null = null,
 ) {
   if (presented.kind === 'absent' || presented.kind === 'malformed') throw badRequest('CERTIFICATE_REQUIRED', presented.reason);
   if (presented.kind === 'untrusted') throw unauthorized('CERTIFICATE_UNTRUSTED', presented.reason);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { decodeProtectedHeader, exportJWK, generateKeyPair, calculateJwkThumbprint } from 'jose';
@@ -94,6 +94,45 @@ describe('token lifecycle: two instances of the service on one database', () => 
       clockB.advance(LINK_CACHE_TTL_MS);
       assertError(await balance(t.app, client.token, client.cert), 401, /revoked/, 'TOKEN_INVALID');
       assertError(await balance(b.app, client.token, client.cert), 401, /revoked/, 'TOKEN_INVALID');
+    });
+  });
+
+  describe('narrowing a client scopes', () => {
+    const transfer = (app: FastifyInstance, client: TestClient) =>
+      app.inject({ method: 'POST', url: '/dict/pix', headers: { ...client.headers, 'x-idempotency-key': randomUUID() }, payload: { pixKey: 'nobody@example.com', payment: { currency: 'BRL', amount: 1 } } });
+    const secret = (app: FastifyInstance, client: TestClient) => app.inject({ method: 'GET', url: '/api/webhooks/signing-secret', headers: client.headers });
+    const cobs = (app: FastifyInstance, client: TestClient) => app.inject({ method: 'GET', url: '/cob?inicio=2026-01-01T00:00:00Z&fim=2026-01-02T00:00:00Z', headers: client.headers });
+
+    it('through the operator API: live tokens lose the removed scopes at once here, and in the other instance within 5 s; they keep the others', async () => {
+      const client = await createClient(t);
+      assert.equal((await secret(b.app, client)).statusCode, 200, 'every scope held, the default');
+      const narrowed = await t.app.inject({ method: 'PATCH', url: `/admin/accounts/${client.accountId}`, headers: adminHeaders, payload: { scopes: ['cob.read'] } });
+      assert.deepEqual(narrowed.json<{ scopes: string[] }>().scopes, ['cob.read']);
+
+      assertError(await transfer(t.app, client), 403, /pix\.send/, 'SCOPE_NOT_GRANTED');
+      assertError(await secret(t.app, client), 403, /webhooksecret\.read/, 'SCOPE_NOT_GRANTED');
+      assert.equal((await cobs(t.app, client)).statusCode, 200);
+      clockB.advance(LINK_CACHE_TTL_MS - 1);
+      assert.equal((await secret(b.app, client)).statusCode, 200, 'the other instance still has what it read');
+      clockB.advance(1);
+      assertError(await secret(b.app, client), 403, /webhooksecret\.read/, 'SCOPE_NOT_GRANTED');
+      assertError(await transfer(b.app, client), 403, /pix\.send/, 'SCOPE_NOT_GRANTED');
+      assert.equal((await cobs(b.app, client)).statusCode, 200);
+
+      // Given back, the token (which carries them) may use them again.
+      await t.app.inject({ method: 'PATCH', url: `/admin/accounts/${client.accountId}`, headers: adminHeaders, payload: { scopes: null } });
+      assert.equal((await secret(t.app, client)).statusCode, 200);
+    });
+
+    it('through the CLI (a process of its own): every instance applies it within 5 s', async () => {
+      const client = await createClient(t);
+      await runOperatorCommand(t.db, t.config, ['scopes', 'limit', '--account', String(client.accountId), '--scopes', 'cob.read,balance.read']);
+      t.clock.advance(LINK_CACHE_TTL_MS);
+      clockB.advance(LINK_CACHE_TTL_MS);
+      for (const app of [t.app, b.app]) {
+        assertError(await transfer(app, client), 403, /pix\.send/, 'SCOPE_NOT_GRANTED');
+        assert.equal((await balance(app, client.token, client.cert)).statusCode, 200);
+      }
     });
   });
 

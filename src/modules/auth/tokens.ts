@@ -4,6 +4,7 @@ import { thumbprintToFingerprint } from '../../lib/certificate.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { LongKeyLru } from '../../lib/lru.ts';
 import type { KeyRing } from './key-ring.ts';
+import { SCOPES, SERVICE_SCOPES } from './scopes.ts';
 import { SIGNING_ALGORITHM } from './signing-keys.ts';
 
 export const TOKEN_LIFETIME_SECONDS = 1800;
@@ -23,6 +24,26 @@ export interface TokenClaims {
   readonly secretVersion: number;
   /** `scope`: the OAuth scopes granted (space-separated in the token); none when the claim is absent. */
   readonly scopes: ReadonlySet<string>;
+}
+
+/**
+ * `scv`: the catalogue of scopes a token was issued under. 2 has the service's own scopes for
+ * the root routes; a token without it was issued before they existed, when the root routes
+ * required none.
+ */
+const SCOPE_CATALOG = 2;
+
+/**
+ * The scopes a token's claim grants. A token from before the service's own scopes existed that
+ * carries every one of BCB's was granted everything the client held: it keeps the root routes
+ * until it expires (30 minutes after an upgrade at most), within what the client holds now.
+ */
+export function scopesOfClaim(claim: string, catalog: unknown): ReadonlySet<string> {
+  const scopes = new Set(claim.split(' ').filter(Boolean));
+  if (catalog === undefined && SCOPES.every((scope) => SERVICE_SCOPES.includes(scope) || scopes.has(scope))) {
+    for (const scope of SERVICE_SCOPES) scopes.add(scope);
+  }
+  return scopes;
 }
 
 export class InvalidToken extends Error {
@@ -51,7 +72,7 @@ export class TokenService {
   async issue(accountId: bigint, thumbprint: string, secretVersion: number, scopes: readonly string[] = []): Promise<{ token: string; expiresIn: number }> {
     const { kid, key } = await this.#keys.signer();
     const now = seconds(this.#clock);
-    const token = await new SignJWT({ cnf: { 'x5t#S256': thumbprint }, sv: secretVersion, scope: scopes.join(' ') })
+    const token = await new SignJWT({ cnf: { 'x5t#S256': thumbprint }, sv: secretVersion, scope: scopes.join(' '), scv: SCOPE_CATALOG })
       .setProtectedHeader({ alg: SIGNING_ALGORITHM, kid, typ: TOKEN_TYPE })
       .setIssuer(ISSUER)
       .setSubject(accountId.toString())
@@ -91,7 +112,7 @@ export class TokenService {
       thumbprint,
       fingerprint: thumbprintToFingerprint(thumbprint),
       secretVersion: secretVersion as number,
-      scopes: new Set(scope.split(' ').filter(Boolean)),
+      scopes: scopesOfClaim(scope, payload.scv),
     };
     this.#verified.set(token, { ...claims, expiresAtMs: payload.exp! * 1000, kid });
     return claims;

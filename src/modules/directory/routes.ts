@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { BEARER_SECURITY, errorResponses, Nullable, StringEnum } from '../../http/schemas.ts';
+import { errorResponses, Nullable, StringEnum } from '../../http/schemas.ts';
 import { lookUpKey, type DirectoryDeps } from './service.ts';
+import { accountSecurity } from '../auth/scopes.ts';
 
 const KeyEntry = Type.Object({
   key: Type.String({ description: 'The key as the directory holds it (e-mails in lower case)' }),
@@ -30,7 +31,7 @@ export const directoryRoutes =
             "The key's owner (name, masked document) and institution, as a payment app shows them before paying. A directory " +
             "look-up, limited per account like those of `POST /dict/pix`: 429 with `Retry-After` when the account's look-ups " +
             'are spent, and a key not in the directory costs more than one that is.',
-          security: BEARER_SECURITY,
+          security: accountSecurity('dict.read'),
           params: Type.Object({ key: Type.String({ description: 'CPF, CNPJ, e-mail, +55 phone or EVP (URL-encoded)' }) }),
           response: { 200: KeyEntry, ...errorResponses(400, 401, 404, 429) },
         },

@@ -2,10 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../../db/client.ts';
 import { notFound } from '../../http/errors.ts';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { errorResponses, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { centavosToNumber } from '../../lib/money.ts';
 import { BalanceReader } from './balance-reader.ts';
+import { accountSecurity } from '../auth/scopes.ts';
 
 const Amount = (description: string) => Type.Number({ description: `${description} (BRL, 2 decimals)` });
 
@@ -48,7 +49,7 @@ export const balanceRoutes =
           operationId: 'getBalances',
           tags: ['Balance'],
           summary: 'Balance (central-bank-format view)',
-          security: BEARER_SECURITY,
+          security: accountSecurity('balance.read'),
           response: { 200: BalancesResponse, ...errorResponses(401) },
         },
       },
@@ -72,7 +73,7 @@ export const balanceRoutes =
           operationId: 'getBalance',
           tags: ['Balance'],
           summary: 'Balance (standard view)',
-          security: BEARER_SECURITY,
+          security: accountSecurity('balance.read'),
           response: { 200: BalanceResponse, ...errorResponses(401) },
         },
       },

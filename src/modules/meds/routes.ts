@@ -1,10 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ADMIN_SECURITY, BEARER_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
+import { ADMIN_SECURITY, errorResponses, IdParam, Nullable, Timestamp } from '../../http/schemas.ts';
 import { LIST_LIMITS, type ListQueries } from '../../http/list-queries.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../lib/dates.ts';
 import { Metadata } from '../transactions/routes/schemas.ts';
 import { closeMed, getAccountMed, listAccountMeds, openMed, type MedDeps } from './service.ts';
+import { accountSecurity } from '../auth/scopes.ts';
 
 const Reason = Type.Union([Type.Literal('FRAUD'), Type.Literal('OPERATIONAL_FLAW')], {
   description: 'FRAUD (refund natureza MED_FRAUDE) or OPERATIONAL_FLAW (MED_OPERACIONAL)',
@@ -36,7 +37,7 @@ const DateParam = (description: string) => Type.String({ pattern: DATE_OR_TIMEST
 export const medRoutes =
   (deps: Pick<MedDeps, 'db' | 'clock'> & { lists: ListQueries }): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const common = { tags: ['MED'], security: BEARER_SECURITY };
+    const common = { tags: ['MED'], security: accountSecurity('transactions.read') };
     app.get(
       '/api/meds',
       {

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { errorResponses, Timestamp } from '../../http/schemas.ts';
 import { getRefund, requestRefund, type RefundsDeps } from './service.ts';
+import { accountSecurity } from '../auth/scopes.ts';
 
 const Params = Type.Object({
   e2eid: Type.String({ pattern: '^[a-zA-Z0-9]{32}$', description: 'End-to-end id of the received PIX (32 alphanumerics)' }),
@@ -56,7 +57,7 @@ export const refundRoutes =
             '(REFUND webhook, `refund_in`) or `NAO_REALIZADO` with `motivo`, returning the money. The refunds of one PIX never ' +
             'add up to more than its amount (400); the window is 89 days after the PIX was received (422). Repeating an id ' +
             'with the same body answers 200 with the refund as it is now; with another body, 409.',
-          security: BEARER_SECURITY,
+          security: accountSecurity('pix.write'),
           params: Params,
           body: RefundBody,
           response: { 200: Refund, 201: Refund, ...errorResponses(400, 401, 404, 409, 422) },
@@ -76,7 +77,7 @@ export const refundRoutes =
           operationId: 'getRefund',
           tags: ['Refunds'],
           summary: 'A refund of a received PIX',
-          security: BEARER_SECURITY,
+          security: accountSecurity('pix.read'),
           params: ReadParams,
           response: { 200: Refund, ...errorResponses(400, 401, 404) },
         },

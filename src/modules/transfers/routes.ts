@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
+import { errorResponses, Timestamp } from '../../http/schemas.ts';
 import { createTransfer, requireIdempotencyKey, type TransfersDeps } from './service.ts';
+import { accountSecurity } from '../auth/scopes.ts';
 
 const TransferBody = Type.Object(
   {
@@ -54,7 +55,7 @@ export const transferRoutes =
             'while the first is in flight is 409. The directory look-up it makes is limited per account: 429 with `Retry-After` ' +
             "when the account's look-ups are spent (an accepted transfer gives its look-up back; a key not in the directory, " +
             'or a HIGH transfer whose creditorDocument is not the owner\'s, costs more).',
-          security: BEARER_SECURITY,
+          security: accountSecurity('pix.send'),
           headers: Type.Object({ 'x-idempotency-key': Type.Optional(Type.String({ description: 'UUID' })) }),
           body: TransferBody,
           response: { 201: TransferResponse, ...errorResponses(400, 401, 409, 415, 422, 429) },

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import {
   chargeAtRevision,
   createCharge,
@@ -48,7 +47,6 @@ function putCob(app: RouteApp, deps: ChargeListDeps) {
         response: { 201: CobCompleta, ...problemResponses(400, 403, 404, 503) },
       },
       config: { bcbProblems: WRITE },
-      preHandler: requireScope('cob.write'),
     },
     async (request, reply) => {
       const row = await putCharge(deps, request.accountId, request.params.txid, request.body);
@@ -71,7 +69,6 @@ function postCob(app: RouteApp, deps: ChargeListDeps) {
         response: { 201: CobCompleta, ...problemResponses(400, 403, 503) },
       },
       config: { bcbProblems: WRITE },
-      preHandler: requireScope('cob.write'),
     },
     async (request, reply) => {
       const row = await createCharge(deps, request.accountId, request.body, undefined, 'bcb');
@@ -97,7 +94,6 @@ function patchCob(app: RouteApp, deps: ChargeListDeps) {
         response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
       },
       config: { bcbProblems: WRITE },
-      preHandler: requireScope('cob.write'),
     },
     async (request) => {
       if (request.body.status !== undefined && Object.keys(request.body).length > 1) {
@@ -126,7 +122,6 @@ function getCob(app: RouteApp, deps: ChargeListDeps) {
         response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
       },
       config: { bcbProblems: READ },
-      preHandler: requireScope('cob.read'),
     },
     async (request) => shownCob(deps, request.accountId, request.params.txid, request.query.revisao),
   );
@@ -146,7 +141,6 @@ function listCobs(app: RouteApp, deps: ChargeListDeps) {
         response: { 200: CobsConsultadas, ...problemResponses(400, 403, 503) },
       },
       config: { bcbProblems: READ },
-      preHandler: requireScope('cob.read'),
     },
     async (request) => {
       const { parametros, rows, now } = await listChargesOf(deps, request.accountId, request.query);

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import { paymentsOf, type ChargeListDeps } from '../../../modules/charges/service.ts';
 import { getCobv, listCobv, putCobv, reviseCobv } from '../../../modules/cobv/service.ts';
 import type { BcbDeps } from '../operations.ts';
@@ -50,7 +49,6 @@ export const cobvOperations =
       },
       config: problems,
       preValidation: modalidadesAsIntegers,
-      preHandler: requireScope('cobv.write'),
     }, async (request, reply) => {
       const row = await putCobv(deps, request.accountId, request.params.txid, request.body);
       return reply.status(201).send(await shown(request.accountId, row.txid));
@@ -64,7 +62,6 @@ export const cobvOperations =
       },
       config: problems,
       preValidation: modalidadesAsIntegers,
-      preHandler: requireScope('cobv.write'),
     }, async (request) => {
       const row = await reviseCobv(deps, request.accountId, request.params.txid, request.body);
       return shown(request.accountId, row.txid);
@@ -78,7 +75,6 @@ export const cobvOperations =
         response: { 200: CobV, ...problemResponses(400, 403, 404, 503) },
       },
       config: queryProblems,
-      preHandler: requireScope('cobv.read'),
     }, async (request) => shown(request.accountId, request.params.txid, request.query.revisao));
 
     app.get('/cobv', {
@@ -88,7 +84,6 @@ export const cobvOperations =
         querystring: CobVListQuery, response: { 200: CobsVConsultadas, ...problemResponses(400, 403, 503) },
       },
       config: queryProblems,
-      preHandler: requireScope('cobv.read'),
     }, async (request) => {
       const { parametros, rows, now } = await listCobv(deps, request.accountId, request.query);
       const payments = await paymentsOf(deps.db, rows);

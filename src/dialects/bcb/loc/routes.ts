@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import type { LinkedLocation } from '../../../modules/locations/repo.ts';
 import { createLocation, getLocation, listLocationsOf, locationQrCode, locationUrl, unlinkLocation } from '../../../modules/locations/service.ts';
 import type { BcbDeps } from '../operations.ts';
@@ -38,7 +37,6 @@ function postLoc(app: RouteApp, deps: BcbDeps) {
         response: { 201: BcbLoc, ...problemResponses(400, 403, 503) },
       },
       config: { bcbProblems: WRITE },
-      preHandler: requireScope('payloadlocation.write'),
     },
     async (request, reply) => {
       const row = await createLocation(deps.db, request.accountId, request.body.tipoCob, deps.clock.now());
@@ -77,7 +75,6 @@ function listLocs(app: RouteApp, deps: BcbDeps) {
         response: { 200: PayloadLocationConsultadas, ...problemResponses(400, 403, 503) },
       },
       config: { bcbProblems: READ },
-      preHandler: requireScope('payloadlocation.read'),
     },
     async (request) => {
       const { parametros, rows } = await listLocationsOf(deps, request.accountId, request.query);
@@ -99,7 +96,6 @@ function getLoc(app: RouteApp, deps: BcbDeps) {
         response: { 200: BcbLoc, ...problemResponses(403, 404, 503) },
       },
       config: { bcbProblems: READ },
-      preHandler: requireScope('payloadlocation.read'),
     },
     async (request) => locView(deps.config.publicUrl, await getLocation(deps.db, request.accountId, request.params.id)),
   );
@@ -121,7 +117,6 @@ function unlinkLoc(app: RouteApp, deps: BcbDeps) {
         response: { 200: BcbLoc, ...problemResponses(403, 404, 503) },
       },
       config: { bcbProblems: WRITE },
-      preHandler: requireScope('payloadlocation.write'),
     },
     async (request) => locView(deps.config.publicUrl, await unlinkLocation(deps.db, request.accountId, request.params.id)),
   );
@@ -144,7 +139,6 @@ function locQrCode(app: RouteApp, deps: BcbDeps) {
         },
       },
       config: { bcbProblems: READ },
-      preHandler: requireScope('payloadlocation.read'),
     },
     async (request) => locationQrCode({ db: deps.db, publicUrl: deps.config.publicUrl }, request.accountId, request.params.id),
   );

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import type { BatchItemRow, BatchRow } from '../../../modules/cobv/batch-repo.ts';
 import { getBatch, listBatchesOf, MAX_BATCH_ITEMS, MAX_BATCHES_PER_PAGE, putBatch, reviseBatch } from '../../../modules/cobv/batches.ts';
 import { chargeDeps } from '../cobv/routes.ts';
@@ -85,7 +84,6 @@ export const lotecobvOperations =
       bodyLimit: BATCH_BODY_LIMIT_BYTES,
       config: problems,
       preValidation: modalidadesAsIntegers,
-      preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await putBatch(deps, request.accountId, BigInt(request.params.id), request.body);
       return reply.status(202).serializer(() => '').send(null);
@@ -99,7 +97,6 @@ export const lotecobvOperations =
       bodyLimit: BATCH_BODY_LIMIT_BYTES,
       config: problems,
       preValidation: modalidadesAsIntegers,
-      preHandler: requireScope('lotecobv.write'),
     }, async (request, reply) => {
       await reviseBatch(deps, request.accountId, BigInt(request.params.id), request.body);
       return reply.status(202).serializer(() => '').send(null);
@@ -108,7 +105,6 @@ export const lotecobvOperations =
     app.get('/lotecobv/:id', {
       schema: { tags, ...read, operationId: 'bcbGetLoteCobv', summary: 'Consultar um lote de cobranças com vencimento', params: IdParams, response: { 200: Lote, ...problemResponses(403, 404, 503) } },
       config: queryProblems,
-      preHandler: requireScope('lotecobv.read'),
     }, async (request) => {
       const { batch, items } = await getBatch(deps, request.accountId, BigInt(request.params.id));
       return loteView(batch, items);
@@ -117,7 +113,6 @@ export const lotecobvOperations =
     app.get('/lotecobv', {
       schema: { tags, ...read, operationId: 'bcbListLoteCobv', summary: 'Consultar lotes de cobranças com vencimento', querystring: ListQuery, response: { 200: Lotes, ...problemResponses(400, 403, 503) } },
       config: queryProblems,
-      preHandler: requireScope('lotecobv.read'),
     }, async (request) => {
       const { parametros, batches } = await listBatchesOf(deps, request.accountId, request.query);
       return { parametros, lotes: batches.map(({ batch, items }) => loteView(batch, items)) };

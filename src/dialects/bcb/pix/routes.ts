@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import { getReceived, listReceived, type ReceivedDeps } from '../../../modules/refunds/received.ts';
 import { BCB_REFUND_POLICY, getRefund, requestRefund, type RefundsDeps } from '../../../modules/refunds/service.ts';
 import type { RouteApp } from '../../../http/route-app.ts';
@@ -30,7 +29,6 @@ function listPixRoute(app: RouteApp, core: ReceivedDeps): void {
         response: { 200: PixConsultados, ...problemResponses(400, 403, 503) },
       },
       config: consult,
-      preHandler: requireScope('pix.read'),
     },
     async (request) => {
       const q = request.query;
@@ -66,7 +64,6 @@ function getPixRoute(app: RouteApp, core: ReceivedDeps): void {
         response: { 200: Pix, ...problemResponses(403, 404, 503) },
       },
       config: consult,
-      preHandler: requireScope('pix.read'),
     },
     async (request) => {
       const { row, refunds: made } = await getReceived(core, request.accountId, request.params.e2eid);
@@ -93,7 +90,6 @@ function requestDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
         response: { 201: Devolucao, ...problemResponses(400, 403, 404, 503) },
       },
       config: refund,
-      preHandler: requireScope('pix.write'),
     },
     async (request, reply) => {
       const { e2eid, id } = request.params;
@@ -116,7 +112,6 @@ function getDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
         response: { 200: Devolucao, ...problemResponses(403, 404, 503) },
       },
       config: refundRead,
-      preHandler: requireScope('pix.read'),
     },
     async (request) => getRefund(core, request.accountId, request.params.e2eid, request.params.id),
   );

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requireScope } from '../../../modules/auth/scopes.ts';
 import { destinationPolicy } from '../../../modules/webhooks/destination.ts';
 import { deleteKeyWebhook, getKeyWebhook, listKeyWebhooks, putKeyWebhook, type KeyWebhooksDeps } from '../../../modules/webhooks/pix-keys.ts';
 import type { RouteApp } from '../../../http/route-app.ts';
@@ -33,7 +32,6 @@ function putWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
         response: { 200: Type.Null({ description: 'Webhook configurado' }), ...problemResponses(400, 403, 404, 503) },
       },
       config: problems,
-      preHandler: requireScope('webhook.write'),
     },
     async (request, reply) => {
       await putKeyWebhook(core, request.accountId, request.params.chave, request.body.webhookUrl);
@@ -55,7 +53,6 @@ function getWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
         response: { 200: WebhookCompleto, ...problemResponses(403, 404, 503) },
       },
       config: problems,
-      preHandler: requireScope('webhook.read'),
     },
     async (request) => webhookView(await getKeyWebhook(core, request.accountId, request.params.chave)),
   );
@@ -75,7 +72,6 @@ function deleteWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
         response: { 204: Type.Null({ description: 'Webhook cancelado' }), ...problemResponses(403, 404, 503) },
       },
       config: problems,
-      preHandler: requireScope('webhook.write'),
     },
     async (request, reply) => {
       await deleteKeyWebhook(core, request.accountId, request.params.chave);
@@ -97,7 +93,6 @@ function listWebhooksRoute(app: RouteApp, core: KeyWebhooksDeps): void {
         response: { 200: WebhooksConsultados, ...problemResponses(400, 403, 503) },
       },
       config: problems,
-      preHandler: requireScope('webhook.read'),
     },
     async (request) => {
       const q = request.query;

@@ -2,17 +2,17 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { updateAccount, type AccountsDeps } from '../../accounts/service.ts';
-import { PIX_SCOPES } from '../../auth/scopes.ts';
+import { SCOPES } from '../../auth/scopes.ts';
 import { AccountParams, Address, common } from './schemas.ts';
 
-const Scope = Type.Union(PIX_SCOPES.map((scope) => Type.Literal(scope)));
+const Scope = Type.Union(SCOPES.map((scope) => Type.Literal(scope)));
 
 const AccountChange = Type.Object(
   {
     address: Type.Optional(Address),
     scopes: Type.Optional(
-      Type.Union([Type.Array(Scope, { maxItems: PIX_SCOPES.length * 2 }), Type.Null()], {
-        description: 'The scopes the client may hold from now on; null: all of them',
+      Type.Union([Type.Array(Scope, { maxItems: SCOPES.length * 2 }), Type.Null()], {
+        description: "The scopes the client may hold from now on (BCB's and the service's own: docs/guide/authentication.md lists them); null: all of them",
       }),
     ),
   },
@@ -36,8 +36,9 @@ export function adminUpdateAccountRoute(app: RouteApp, deps: AccountsDeps): void
         operationId: 'adminUpdateAccount',
         summary: "Change an account's address or the OAuth scopes of its client",
         description:
-          'Each field given is changed, the others are left as they are; the answer is the settings after. Tokens already issued keep ' +
-          'their scopes until they expire; new ones carry only the scopes held. The address is the recebedor\'s in cobv answers made after.',
+          'Each field given is changed, the others are left as they are; the answer is the settings after. Tokens already issued lose ' +
+          'the scopes removed, in this process at once and in every other within 5 s; new ones carry only the scopes held. ' +
+          "The address is the recebedor's in cobv answers made after.",
         params: AccountParams,
         body: AccountChange,
         response: { 200: AccountSettings, ...errorResponses(400, 401, 404) },

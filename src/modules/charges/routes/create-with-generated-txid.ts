@@ -2,7 +2,7 @@ import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { createCharge, type ChargesDeps } from '../service.ts';
 import { chargeView } from '../views.ts';
-import { Charge, ChargeBody, common } from './schemas.ts';
+import { Charge, ChargeBody, write } from './schemas.ts';
 
 /** POST /cob */
 export function createChargeWithGeneratedTxidRoute(app: RouteApp, deps: ChargesDeps): void {
@@ -10,7 +10,7 @@ export function createChargeWithGeneratedTxidRoute(app: RouteApp, deps: ChargesD
     '/cob',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'createChargeWithGeneratedTxid',
         summary: 'Create an immediate charge; the service draws its txid',
         body: ChargeBody,

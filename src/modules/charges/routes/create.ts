@@ -2,7 +2,7 @@ import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { createCharge, type ChargesDeps } from '../service.ts';
 import { chargeView } from '../views.ts';
-import { Charge, ChargeBody, common, TxidParams } from './schemas.ts';
+import { Charge, ChargeBody, write, TxidParams } from './schemas.ts';
 
 /** PUT /cob/{txid} */
 export function createChargeRoute(app: RouteApp, deps: ChargesDeps): void {
@@ -10,7 +10,7 @@ export function createChargeRoute(app: RouteApp, deps: ChargesDeps): void {
     '/cob/:txid',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'createCharge',
         summary: 'Create an immediate charge with your txid',
         description: "A txid this account already used (even with the same body) is 409; other accounts' txids are invisible and never collide.",

@@ -4,7 +4,7 @@ import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses, Timestamp } from '../../../http/schemas.ts';
 import { listChargesOf, type ChargeListDeps } from '../service.ts';
 import { chargeView } from '../views.ts';
-import { Charge, Cnpj, common, Cpf, Status } from './schemas.ts';
+import { Charge, Cnpj, read, Cpf, Status } from './schemas.ts';
 
 const ListQuery = Type.Object(
   {
@@ -42,7 +42,7 @@ export function listChargesRoute(app: RouteApp, deps: ChargeListDeps): void {
     '/cob',
     {
       schema: {
-        ...common,
+        ...read,
         operationId: 'listCharges',
         summary: "List the account's charges created in an interval",
         description:

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { chargeQrCode, type ChargesDeps } from '../service.ts';
-import { common, TxidParams } from './schemas.ts';
+import { read, TxidParams } from './schemas.ts';
 
 const QrImage = {
   description: 'The QR code of the BR Code',
@@ -18,7 +18,7 @@ export function getChargeQrCodeRoute(app: RouteApp, deps: ChargesDeps): void {
     '/cob/:txid/qrcode',
     {
       schema: {
-        ...common,
+        ...read,
         operationId: 'getChargeQrCode',
         summary: "The QR code image of a charge's BR Code",
         description: 'PNG (default, 300 px) or SVG, with error correction level M.',

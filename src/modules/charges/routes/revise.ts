@@ -2,7 +2,7 @@ import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import { reviseCharge, type ChargesDeps } from '../service.ts';
 import { chargeView } from '../views.ts';
-import { Charge, common, RevisionBody, TxidParams } from './schemas.ts';
+import { Charge, write, RevisionBody, TxidParams } from './schemas.ts';
 
 /** PATCH /cob/{txid} */
 export function reviseChargeRoute(app: RouteApp, deps: ChargesDeps): void {
@@ -10,7 +10,7 @@ export function reviseChargeRoute(app: RouteApp, deps: ChargesDeps): void {
     '/cob/:txid',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'reviseCharge',
         summary: 'Revise or cancel an ATIVA charge',
         description:

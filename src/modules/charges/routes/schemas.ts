@@ -1,8 +1,10 @@
 import { Type } from 'typebox';
-import { BEARER_SECURITY, Timestamp } from '../../../http/schemas.ts';
+import { Timestamp } from '../../../http/schemas.ts';
+import { accountSecurity } from '../../auth/scopes.ts';
 
-/** The tag and security every charge operation documents. */
-export const common = { tags: ['Charges'], security: BEARER_SECURITY };
+/** The tag and security of the operations that change charges, and of those that read them. */
+export const write = { tags: ['Charges'], security: accountSecurity('cob.write') };
+export const read = { tags: ['Charges'], security: accountSecurity('cob.read') };
 
 const TXID_PATTERN = '^[a-zA-Z0-9]{26,35}$';
 export const TxidParams = Type.Object({ txid: Type.String({ pattern: TXID_PATTERN, description: 'Charge id: 26 to 35 characters of [a-zA-Z0-9]' }) });

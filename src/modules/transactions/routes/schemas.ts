@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
-import { BEARER_SECURITY, Nullable, StringEnum, Timestamp } from '../../../http/schemas.ts';
+import { Nullable, StringEnum, Timestamp } from '../../../http/schemas.ts';
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../../lib/dates.ts';
 import { STATUS_LABELS, TYPE_LABELS } from '../views.ts';
+import { accountSecurity } from '../../auth/scopes.ts';
 
 /** The tag and security every transaction operation documents. */
-export const common = { tags: ['Transactions'], security: BEARER_SECURITY };
+export const common = { tags: ['Transactions'], security: accountSecurity('transactions.read') };
 
 const Status = Type.Union([Type.Literal('PENDING'), Type.Literal('CONFIRMED'), Type.Literal('ERROR')]);
 const STATUS_CODES = ['PENDING', 'CONFIRMED', 'ERROR'] as const;

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses, IdParam } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common } from './schemas.ts';
+import { write } from './schemas.ts';
 
 /** DELETE /api/webhooks/{id} */
 export function deleteWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -10,7 +10,7 @@ export function deleteWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): v
     '/api/webhooks/:id',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'deleteWebhook',
         summary: 'Remove a registration (its pending deliveries stop)',
         params: Type.Object({ id: IdParam('Registration id') }),

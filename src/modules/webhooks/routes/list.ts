@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, Registration } from './schemas.ts';
+import { read, Registration } from './schemas.ts';
 
 /** GET /api/webhooks */
 export function listWebhooksRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -10,7 +10,7 @@ export function listWebhooksRoute(app: RouteApp, deps: service.WebhooksDeps): vo
     '/api/webhooks',
     {
       schema: {
-        ...common,
+        ...read,
         operationId: 'listWebhooks',
         summary: "The account's webhook registrations",
         response: {

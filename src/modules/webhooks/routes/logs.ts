@@ -5,7 +5,7 @@ import { errorResponses, IdParam, Nullable, Timestamp } from '../../../http/sche
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../../lib/dates.ts';
 import { Metadata } from '../../transactions/routes/schemas.ts';
 import * as service from '../service.ts';
-import { common, EventType } from './schemas.ts';
+import { read, EventType } from './schemas.ts';
 
 const LogsQuery = Type.Object(
   {
@@ -54,7 +54,7 @@ export function listWebhookLogsRoute(app: RouteApp, deps: service.WebhooksDeps):
     '/api/webhooks/logs',
     {
       schema: {
-        ...common,
+        ...read,
         operationId: 'listWebhookLogs',
         summary: 'Every delivery attempt and resend of an interval, newest first',
         description: `The interval is at most 31 days, the last 31 by default. ${LIST_LIMITS}`,

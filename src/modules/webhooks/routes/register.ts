@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, EventType, Headers } from './schemas.ts';
+import { write, EventType, Headers } from './schemas.ts';
 
 /** POST /api/webhooks */
 export function registerWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -10,7 +10,7 @@ export function registerWebhookRoute(app: RouteApp, deps: service.WebhooksDeps):
     '/api/webhooks',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'registerWebhook',
         summary: 'Register a URL for an event type',
         description:

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses, Timestamp } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, Delivery } from './schemas.ts';
+import { write, Delivery } from './schemas.ts';
 
 /** POST /api/resend-webhook/{transactionIdentifier} */
 export function resendWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -14,7 +14,7 @@ export function resendWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): v
         request.body ??= {};
       },
       schema: {
-        ...common,
+        ...write,
         operationId: 'resendWebhook',
         summary: "Deliver a transaction's notification again",
         description:

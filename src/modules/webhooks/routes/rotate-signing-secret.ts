@@ -1,7 +1,7 @@
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, Secret } from './schemas.ts';
+import { secretWrite, Secret } from './schemas.ts';
 
 /** POST /api/webhooks/signing-secret/rotate */
 export function rotateWebhookSigningSecretRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -9,7 +9,7 @@ export function rotateWebhookSigningSecretRoute(app: RouteApp, deps: service.Web
     '/api/webhooks/signing-secret/rotate',
     {
       schema: {
-        ...common,
+        ...secretWrite,
         operationId: 'rotateWebhookSigningSecret',
         summary: 'A new signing secret; the old one also signs for 24 hours',
         response: { 200: Secret, ...errorResponses(401, 404) },

@@ -1,9 +1,14 @@
 import { Type } from 'typebox';
-import { BEARER_SECURITY, Nullable, Timestamp } from '../../../http/schemas.ts';
+import { Nullable, Timestamp } from '../../../http/schemas.ts';
 import { MAX_HEADERS } from '../service.ts';
+import { accountSecurity } from '../../auth/scopes.ts';
 
-/** The tag and security every webhook operation documents. */
-export const common = { tags: ['Webhooks'], security: BEARER_SECURITY };
+/** The tag and security of each kind of webhook operation. */
+const tags = ['Webhooks'];
+export const write = { tags, security: accountSecurity('webhook.write') };
+export const read = { tags, security: accountSecurity('webhook.read') };
+export const secretRead = { tags, security: accountSecurity('webhooksecret.read') };
+export const secretWrite = { tags, security: accountSecurity('webhooksecret.write') };
 
 export const EventType = Type.Union(
   [

@@ -1,7 +1,7 @@
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, Secret } from './schemas.ts';
+import { secretRead, Secret } from './schemas.ts';
 
 /** GET /api/webhooks/signing-secret */
 export function getWebhookSigningSecretRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -9,7 +9,7 @@ export function getWebhookSigningSecretRoute(app: RouteApp, deps: service.Webhoo
     '/api/webhooks/signing-secret',
     {
       schema: {
-        ...common,
+        ...secretRead,
         operationId: 'getWebhookSigningSecret',
         summary: 'The secret that signs deliveries (Standard Webhooks, HMAC-SHA256)',
         response: { 200: Secret, ...errorResponses(401, 404) },

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import { errorResponses, IdParam } from '../../../http/schemas.ts';
 import * as service from '../service.ts';
-import { common, Headers, Registration } from './schemas.ts';
+import { write, Headers, Registration } from './schemas.ts';
 
 /** PATCH /api/webhooks/{id} */
 export function updateWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): void {
@@ -10,7 +10,7 @@ export function updateWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): v
     '/api/webhooks/:id',
     {
       schema: {
-        ...common,
+        ...write,
         operationId: 'updateWebhook',
         summary: 'Switch a registration on or off, or replace its headers',
         params: Type.Object({ id: IdParam('Registration id') }),
