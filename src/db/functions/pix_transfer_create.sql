@@ -69,8 +69,6 @@ BEGIN
     r.outcome := 'own_key';
   ELSIF p_ispb_deny IS NOT NULL AND v_key.ispb = ANY (p_ispb_deny) THEN
     r.outcome := 'ispb_denied';
-  ELSIF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
-    r.outcome := 'creditor_mismatch';
   END IF;
   IF r.outcome IS NOT NULL THEN
     RETURN r;
@@ -88,6 +86,19 @@ BEGIN
       RETURN r;
     END IF;
     v_external_id := NULL;
+  END IF;
+
+  -- A HIGH transfer's creditorDocument is judged last, once nothing else would refuse it: a
+  -- refusal for anything else (the amount, a taken externalId) must not depend on whether the
+  -- document guessed is the key owner's, or the answers would confirm a guess. The look-up of a
+  -- wrong one is charged as a miss all the same.
+  IF p_priority = 'HIGH' AND v_key.owner_document IS DISTINCT FROM p_creditor_document THEN
+    IF EXISTS (SELECT 1 FROM ledger_accounts WHERE id = p_available_id AND NOT allow_negative AND balance < p_amount_centavos) THEN
+      r.outcome := 'insufficient_funds_miss';
+    ELSE
+      r.outcome := 'creditor_mismatch';
+    END IF;
+    RETURN r;
   END IF;
 
   -- The guarded debit: available -> blocked, or nothing when the money is not there.

@@ -19,6 +19,7 @@ export const CREATE_OUTCOMES = [
   'creditor_mismatch',
   'external_id_taken',
   'insufficient_funds',
+  'insufficient_funds_miss',
 ] as const;
 export type CreateOutcome = (typeof CREATE_OUTCOMES)[number];
 

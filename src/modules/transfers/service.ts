@@ -80,6 +80,8 @@ const OUTCOME_ERRORS: Partial<Record<CreateOutcome, () => AppError>> = {
   creditor_mismatch: () => unprocessable('CREDITOR_DOCUMENT_MISMATCH', 'creditorDocument does not match the owner of the PIX key'),
   external_id_taken: () => conflict('EXTERNAL_ID_TAKEN', 'externalId is already used by another transfer of this account'),
   insufficient_funds: insufficientFunds,
+  // The same answer as with the owner's document (pix_transfer_create judges the document last).
+  insufficient_funds_miss: insufficientFunds,
 };
 
 /**
@@ -97,6 +99,7 @@ const LOOKUP_RESULTS: Record<CreateOutcome, LookupResult> = {
   ispb_denied: 'found',
   external_id_taken: 'found',
   insufficient_funds: 'found',
+  insufficient_funds_miss: 'missing',
 };
 
 /** Two transfers of one account cannot race on an externalId (their batches lock the account

@@ -268,6 +268,28 @@ describe('POST /dict/pix', () => {
       }
     });
 
+    it("HIGH: a transfer refused for its amount or its externalId answers the same whether or not creditorDocument is the owner's", async () => {
+      const company = await destination({ document: randomCnpj() });
+      const poor = await funded(10_00n);
+      const answer = async (client: TestClient, payload: unknown) => {
+        const res = await transfer(client.headers, payload);
+        return { status: res.statusCode, code: res.json<{ code: string }>().code, message: res.json<{ message: string }>().message };
+      };
+      const right = await answer(poor, body(company.key, 50, { priority: 'HIGH', creditorDocument: company.document }));
+      const wrong = await answer(poor, body(company.key, 50, { priority: 'HIGH', creditorDocument: randomCnpj() }));
+      assert.deepEqual(right, { status: 422, code: 'INSUFFICIENT_BALANCE', message: right.message });
+      assert.deepEqual(wrong, right, 'a guess of the owner\'s document is neither confirmed nor refuted');
+
+      const externalId = `invoice-${randomUUID()}`;
+      assert.equal((await transfer(a.headers, body(dest.key, 1, { externalId }))).statusCode, 201);
+      const takenRight = await answer(a, body(company.key, 1, { priority: 'HIGH', creditorDocument: company.document, externalId }));
+      const takenWrong = await answer(a, body(company.key, 1, { priority: 'HIGH', creditorDocument: randomCnpj(), externalId }));
+      assert.equal(takenRight.code, 'EXTERNAL_ID_TAKEN');
+      assert.deepEqual(takenWrong, takenRight);
+      // Once nothing else would refuse it, a wrong document is refused for what it is.
+      assert.equal((await answer(poor, body(company.key, 5, { priority: 'HIGH', creditorDocument: randomCnpj() }))).code, 'CREDITOR_DOCUMENT_MISMATCH');
+    });
+
     it("422 for a transfer to one of the sender's own keys", async () => {
       await refused(a, body(await ownKey(a), 1), 422, /own|paying account/i);
     });
