@@ -24,7 +24,7 @@ import { Lru } from './lib/lru.ts';
 import type { SandboxControls } from './modules/controls/service.ts';
 import { controlRoutes } from './modules/controls/routes.ts';
 import { consoleRoutes } from './modules/console/routes/index.ts';
-import { inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-routes.ts';
+import { INBOX_ARRIVALS_PER_MINUTE, inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-routes.ts';
 import { adminRoutes } from './modules/admin/routes/index.ts';
 import { signingKeyRoutes } from './modules/admin/signing-key-routes.ts';
 import { authRoutes } from './modules/auth/routes.ts';
@@ -546,7 +546,10 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
       }
     });
     // The inbox takes webhooks, which carry no admin token.
-    if (deps.controls) await main.register(inboxReceiveRoute({ controls: deps.controls, db, clock }));
+    if (deps.controls) {
+      const arrivals = perMinuteLimiters(config, main)(INBOX_ARRIVALS_PER_MINUTE, 'pix-api:inbox-arrivals:');
+      await main.register(inboxReceiveRoute({ controls: deps.controls, db, clock, arrivals, realClock: realClockOf(deps), trust }));
+    }
     await main.register(consoleRoutes({ ...deps, ...services }));
   }
 }

@@ -3,11 +3,23 @@ import { Type } from 'typebox';
 import { ADMIN_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.ts';
+import { AppError } from '../../http/errors.ts';
+import { clientAddress, failureSource, type CertificateTrust } from '../../http/client-certificate.ts';
+import type { RateLimiter } from '../../http/rate-limit.ts';
 import * as repo from './repo.ts';
+import type { InboxBounds } from './repo.ts';
 import type { SandboxControls } from './service.ts';
 
-/** Arrivals kept per inbox (the oldest go), and listed at most. */
-export const INBOX_KEEP = 200;
+/**
+ * What the inboxes keep: per inbox its newest 200 arrivals, within 1 MiB of bodies (the oldest
+ * go first); 50 inboxes in all (a new one empties the inbox written to longest ago). An inbox
+ * takes at most 600 arrivals a minute from one source, but from the machine's own addresses
+ * (the service's own deliveries, and its developer): docs/guide/sandbox.md.
+ */
+export const INBOX_BOUNDS: InboxBounds = { arrivals: 200, bytes: 1024 * 1024, names: 50 };
+export const INBOX_ARRIVALS_PER_MINUTE = 600;
+/** Arrivals listed at most: all an inbox keeps. */
+export const INBOX_KEEP = INBOX_BOUNDS.arrivals;
 /** Headers recorded per arrival, and the length of each value. */
 const MAX_HEADERS = 64;
 const MAX_HEADER_VALUE = 2048;
@@ -31,6 +43,16 @@ export interface InboxDeps {
   readonly clock: Clock;
 }
 
+export interface InboxReceiveDeps extends InboxDeps {
+  /** Arrivals per source and minute (INBOX_ARRIVALS_PER_MINUTE), in real time. */
+  readonly arrivals: RateLimiter;
+  readonly realClock: Clock;
+  readonly trust: Pick<CertificateTrust, 'trustedProxies'>;
+}
+
+/** The machine's own addresses: the service delivering to its own inbox, and its developer. */
+const isLoopback = (address: string) => /^127\./.test(address) || address === '::1';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function recordedHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -46,7 +68,7 @@ function recordedHeaders(raw: Record<string, string | string[] | undefined>): Re
  * as it came; it answers 200, or what a webhook fault on its URL says (docs/guide/sandbox.md).
  */
 export const inboxReceiveRoute =
-  (deps: InboxDeps): FastifyPluginAsyncTypebox =>
+  (deps: InboxReceiveDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
@@ -58,12 +80,24 @@ export const inboxReceiveRoute =
           security: [],
           operationId: 'sandboxInboxReceive',
           summary: 'A webhook inbox: records whatever is posted to it',
-          description: 'No token: register `{PUBLIC_URL}/sandbox/inbox/{name}` as a webhook and read what arrived with GET. HTTP is allowed here (sandbox only).',
+          description:
+            'No token: register `{PUBLIC_URL}/sandbox/inbox/{name}` as a webhook and read what arrived with GET. HTTP is allowed here (sandbox only). ' +
+            'Each inbox keeps its newest 200 arrivals within 1 MiB of bodies; 50 inboxes in all (a new one empties the one written to longest ago); ' +
+            'at most 600 arrivals a minute from one address other than the machine\'s own (429).',
           params: Type.Object({ name: Name }),
-          response: { 200: Type.Object({ received: Type.Literal(true), id: Type.Integer() }), ...errorResponses(400, 413) },
+          response: { 200: Type.Object({ received: Type.Literal(true), id: Type.Integer() }), ...errorResponses(400, 413, 429) },
         },
       },
       async (request, reply) => {
+        const address = clientAddress(request, deps.trust);
+        if (!isLoopback(address)) {
+          const decision = await deps.arrivals.hit(failureSource(address), deps.realClock.now().getTime());
+          if (!decision.allowed) {
+            throw new AppError(429, 'RATE_LIMITED', `An inbox takes at most ${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address`, {
+              headers: { 'retry-after': String(decision.retryAfterSeconds) },
+            });
+          }
+        }
         const fault = await deps.controls.webhookFault(deps.controls.inboxUrl(request.params.name), 'inbox');
         if (fault?.effect === 'delay') await sleep(fault.delayMs!);
         if (fault?.effect === 'timeout') await sleep(HOLD_MS);
@@ -73,7 +107,7 @@ export const inboxReceiveRoute =
         const id = await repo.recordArrival(
           deps.db,
           { name: request.params.name, receivedAt: deps.clock.now(), method: request.method, headers: recordedHeaders(request.headers), body, status },
-          INBOX_KEEP,
+          INBOX_BOUNDS,
         );
         // The status a fault says, whatever the schema's: it is the point of the fault.
         if (status !== 200) return reply.status(status as 200).send({ received: true, id: Number(id) });

@@ -8,6 +8,7 @@ import { senderFaults } from '../../app.ts';
 import { destinationPolicy } from '../webhooks/destination.ts';
 import { deliverDue } from '../webhooks/delivery.ts';
 import { WebhookSender } from '../webhooks/sender.ts';
+import { INBOX_ARRIVALS_PER_MINUTE, INBOX_BOUNDS } from './inbox-routes.ts';
 
 interface Arrival {
   id: number;
@@ -118,5 +119,44 @@ describe('the webhook inbox', () => {
     assert.deepEqual((await list('lenta')).map((a) => a.status), [200]);
     const again = await sender.send(message, () => t.controls!.clock.now());
     assert.deepEqual([again.success, again.error], [true, null], 'used up: nothing to name');
+  });
+
+  describe('bounds', () => {
+    const post = (name: string, body: string, remoteAddress = '127.0.0.1') =>
+      t.app.inject({ method: 'POST', url: `/sandbox/inbox/${name}`, headers: { 'content-type': 'text/plain' }, payload: body, remoteAddress });
+
+    it(`an inbox keeps its newest ${INBOX_BOUNDS.arrivals} arrivals within ${INBOX_BOUNDS.bytes} bytes of bodies: the oldest go first`, async () => {
+      const big = 60 * 1024;
+      for (let i = 0; i < 20; i++) assert.equal((await post('grande', `${String(i).padStart(2, '0')}${'x'.repeat(big - 2)}`)).statusCode, 200);
+      const kept = await list('grande');
+      const fits = Math.floor(INBOX_BOUNDS.bytes / big);
+      assert.deepEqual(kept.map((a) => a.body.slice(0, 2)), Array.from({ length: fits }, (_, i) => String(19 - i).padStart(2, '0')));
+      for (let i = 0; i < INBOX_BOUNDS.arrivals + 5; i++) await post('muitas', String(i));
+      const many = await list('muitas');
+      assert.equal(many.length, INBOX_BOUNDS.arrivals);
+      assert.equal(many.at(-1)!.body, '5', 'the five oldest went');
+    });
+
+    it(`${INBOX_BOUNDS.names} inboxes at most: a new one empties the inbox written to longest ago`, async () => {
+      await t.db.deleteFrom('sandbox_inbox').execute();
+      const names = Array.from({ length: INBOX_BOUNDS.names + 1 }, (_, i) => `caixa${i}`);
+      for (const name of names) assert.equal((await post(name, name)).statusCode, 200);
+      assert.deepEqual(await list(names[0]!), [], 'the oldest inbox was emptied');
+      assert.deepEqual((await list(names[1]!)).map((a) => a.body), [names[1]]);
+      assert.deepEqual((await list(names.at(-1)!)).map((a) => a.body), [names.at(-1)]);
+      const total = await t.db.selectFrom('sandbox_inbox').select((eb) => eb.fn.count<number>('name').distinct().as('n')).executeTakeFirstOrThrow();
+      assert.ok(Number(total.n) <= INBOX_BOUNDS.names, `${total.n} inboxes`);
+    });
+
+    it(`${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address, then 429; the machine's own addresses are not counted`, async () => {
+      for (let i = 0; i < INBOX_ARRIVALS_PER_MINUTE; i++) assert.equal((await post('remota', 'x', '192.0.2.7')).statusCode, 200, `arrival ${i + 1}`);
+      const refused = await post('remota', 'x', '192.0.2.7');
+      assertError(refused, 429, /600 arrivals a minute/, 'RATE_LIMITED');
+      assert.match(String(refused.headers['retry-after']), /^[1-9]\d*$/);
+      assert.equal((await post('remota', 'x', '192.0.2.8')).statusCode, 200, 'another address');
+      assert.equal((await post('remota', 'x', '127.0.0.1')).statusCode, 200, 'the machine itself');
+      t.clock.advance(60_000);
+      assert.equal((await post('remota', 'x', '192.0.2.7')).statusCode, 200, 'a minute later');
+    });
   });
 });

@@ -126,19 +126,44 @@ export function useFault(db: Db, id: bigint): Promise<boolean> {
   });
 }
 
-/** What arrived at an inbox: the newest `keep` of each name stay. */
+/** How much the inboxes keep: arrivals and body bytes per inbox (its oldest go first), and inboxes in all. */
+export interface InboxBounds {
+  readonly arrivals: number;
+  readonly bytes: number;
+  readonly names: number;
+}
+
+/**
+ * Records what arrived at an inbox, then trims: the inbox keeps its newest `arrivals` whose
+ * bodies add up to at most `bytes`; and when the arrival opened a new inbox beyond `names`,
+ * the inbox written to longest ago is emptied.
+ */
 export async function recordArrival(
   db: Db,
   arrival: { name: string; receivedAt: Date; method: string; headers: Record<string, string>; body: string; status: number },
-  keep: number,
+  bounds: InboxBounds,
 ) {
+  const known = await db.selectFrom('sandbox_inbox').select('id').where('name', '=', arrival.name).limit(1).executeTakeFirst();
   const row = await db
     .insertInto('sandbox_inbox')
     .values({ name: arrival.name, received_at: arrival.receivedAt, method: arrival.method, headers: JSON.stringify(arrival.headers), body: arrival.body, status: arrival.status })
     .returning('id')
     .executeTakeFirstOrThrow();
-  const oldest = db.selectFrom('sandbox_inbox').select('id').where('name', '=', arrival.name).orderBy('id', 'desc').offset(keep).limit(1);
-  await db.deleteFrom('sandbox_inbox').where('name', '=', arrival.name).where('id', '<=', oldest).execute();
+  await sql`
+    delete from sandbox_inbox where id in (
+      select id from (
+        select id, row_number() over newest as n, sum(octet_length(body)) over newest as bytes
+          from sandbox_inbox where name = ${arrival.name}
+        window newest as (order by id desc)
+      ) kept
+      where n > ${bounds.arrivals} or bytes > ${bounds.bytes}
+    )`.execute(db);
+  if (!known) {
+    await sql`
+      delete from sandbox_inbox where name in (
+        select name from sandbox_inbox group by name order by max(id) desc offset ${bounds.names}
+      )`.execute(db);
+  }
   return row.id;
 }
 
