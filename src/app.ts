@@ -539,7 +539,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
       await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, metrics }));
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
-      await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl, qrSigning: config.qrSigning }));
+      await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl, qrSigning: config.qrSigning, tlsCertFile: config.tls?.certFile }));
       if (deps.controls) {
         await sandboxScope.register(controlRoutes(deps.controls, () => deps.wakeWorker?.()));
         await sandboxScope.register(inboxReadRoutes({ controls: deps.controls, db, clock }));

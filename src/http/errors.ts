@@ -15,12 +15,17 @@ export class AppError extends Error {
   readonly headers: Record<string, string> | undefined;
   /** The level the context is logged at: info, or warn for what the operator should see. */
   readonly logLevel: 'info' | 'warn';
+  /**
+   * The field of the request the error is about (`valor.original`, `webhookUrl`), when it is
+   * about one and its message does not start with its name in the dialect's words.
+   */
+  readonly field: string | undefined;
 
   constructor(
     statusCode: number,
     code: ErrorCode,
     message: string,
-    options: { context?: Record<string, unknown>; headers?: Record<string, string>; logLevel?: 'info' | 'warn' } = {},
+    options: { context?: Record<string, unknown>; headers?: Record<string, string>; logLevel?: 'info' | 'warn'; field?: string } = {},
   ) {
     super(message);
     this.statusCode = statusCode;
@@ -28,7 +33,49 @@ export class AppError extends Error {
     this.context = options.context;
     this.headers = options.headers;
     this.logLevel = options.logLevel ?? 'info';
+    this.field = options.field;
   }
+}
+
+/**
+ * Several rules of one request that failed together. The first speaks for all (its status, code,
+ * message and field: the root dialect shows one error); a dialect that lists every field at fault
+ * (BCB's `violacoes`) lists each of `failures`.
+ */
+export class RuleFailures extends AppError {
+  override name = 'RuleFailures';
+  readonly failures: readonly AppError[];
+  constructor(failures: readonly AppError[]) {
+    const first = failures[0]!;
+    super(first.statusCode, first.code, first.message, { ...(first.field ? { field: first.field } : {}), ...(first.headers ? { headers: first.headers } : {}) });
+    this.failures = failures;
+  }
+}
+
+/** The request's rule failures (400, 409, 422) that `checkEach` gathers; anything else ends it at once. */
+const isRuleFailure = (error: unknown): error is AppError => error instanceof AppError && [400, 409, 422].includes(error.statusCode);
+
+type Results<T extends readonly (() => unknown)[]> = { -readonly [K in keyof T]: Awaited<ReturnType<T[K]>> };
+
+/**
+ * Runs every check of a request in turn, going on after one fails, so that every field at fault
+ * is told at once; throws the one failure, or all of them as RuleFailures (in the checks' order).
+ */
+export async function checkEach<T extends readonly (() => unknown)[]>(...checks: T): Promise<Results<T>> {
+  const results: unknown[] = [];
+  const failures: AppError[] = [];
+  for (const check of checks) {
+    try {
+      results.push(await check());
+    } catch (error) {
+      if (!isRuleFailure(error)) throw error;
+      failures.push(...(error instanceof RuleFailures ? error.failures : [error]));
+      results.push(undefined);
+    }
+  }
+  if (failures.length === 1) throw failures[0]!;
+  if (failures.length > 1) throw new RuleFailures(failures);
+  return results as Results<T>;
 }
 
 export const badRequest = (code: ErrorCode, message: string) => new AppError(400, code, message);

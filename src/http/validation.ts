@@ -17,8 +17,9 @@ function makeAjv(options: Options): Ajv {
  */
 export function registerValidation(app: FastifyInstance, options: { allErrors?: boolean } = {}): void {
   const allErrors = options.allErrors ?? false;
-  const bodies = makeAjv({ coerceTypes: false, allErrors });
-  const text = makeAjv({ coerceTypes: 'array', allErrors });
+  // Listing every violation also says what each one broke: `verbose` gives an error its schema.
+  const bodies = makeAjv({ coerceTypes: false, allErrors, verbose: allErrors });
+  const text = makeAjv({ coerceTypes: 'array', allErrors, verbose: allErrors });
   app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
     (httpPart === 'body' ? bodies : text).compile(schema as object),
   );

@@ -22,12 +22,13 @@ export const BcbCpf = Type.String({ pattern: '^\\d{11}$', description: 'CPF: 11 
 export const BcbCnpj = Type.String({ pattern: '^[0-9A-Z]{14}$', description: 'CNPJ: 14 caracteres (CNPJ alfanumérico incluído)' });
 
 /**
- * BCB's `devedor` (PessoaFisica or PessoaJuridica): `nome` and exactly one of `cpf` or `cnpj`
- * (the core refuses both or neither, and wrong check digits).
+ * BCB's `devedor` (PessoaFisica or PessoaJuridica): `nome` and exactly one of `cpf` or `cnpj`.
+ * Both is the schema's to refuse, with the request's other schema violations; neither, and wrong
+ * check digits, the core's.
  */
 export const BcbDevedor = Type.Object(
   { cpf: Type.Optional(BcbCpf), cnpj: Type.Optional(BcbCnpj), nome: Type.String({ minLength: 1, maxLength: 200 }) },
-  { additionalProperties: false, description: 'O devedor: nome e cpf (Pessoa Física) ou cnpj (Pessoa Jurídica)' },
+  { additionalProperties: false, not: { required: ['cpf', 'cnpj'] }, description: 'O devedor: nome e cpf (Pessoa Física) ou cnpj (Pessoa Jurídica)' },
 );
 export const BcbDevedorView = Type.Object({ cpf: Type.Optional(Type.String()), cnpj: Type.Optional(Type.String()), nome: Type.String() });
 

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { AppError, classifyError, type ClassifiedError, type ErrorBody } from '../../http/errors.ts';
 import { registerValidation } from '../../http/validation.ts';
 import { BcbProblem, problem, sendProblem, type ProblemName } from './problems.ts';
-import { violationOfRule, violationsOf } from './violations.ts';
+import { violationsOf, violationsOfRules } from './violations.ts';
 
 /** The prefix of BCB's API Pix on this service's listener. */
 export const BCB_PREFIX = '/v2';
@@ -74,15 +74,19 @@ export function toProblem(error: FastifyError, request: FastifyRequest): BcbProb
     const violacoes = violationsOf(errors, data, context);
     return problem(names.invalid ?? 'RequisicaoInvalida', `A requisição não respeita o schema (${context}): cada violação está em violacoes.`, { violacoes });
   }
-  return fromClassified(classified, names, request.body);
+  return fromClassified(classified, names, request.body, error instanceof AppError ? error : undefined);
 }
 
-/** A seed error as a problem; a rule's 400 that names a field of the request lists it in `violacoes`. */
-function fromClassified({ body, headers }: ClassifiedError, names: RouteProblems, data?: unknown): BcbProblem {
+/**
+ * A seed error as a problem; a rule's 400 that names fields of the request lists them in
+ * `violacoes` (every rule that failed, when the core checked several).
+ */
+function fromClassified({ body, headers }: ClassifiedError, names: RouteProblems, data?: unknown, error?: AppError): BcbProblem {
   const { name, status } = nameFor(body.statusCode, names);
   const detail = status === 500 ? 'Condição inesperada ao processar a requisição.' : body.message;
-  const violation = status === 400 && data !== undefined ? violationOfRule(body.message, data) : undefined;
-  return problem(name, detail, { status, ...(headers ? { headers } : {}), ...(violation ? { violacoes: [violation] } : {}) });
+  const refusal = error ?? new AppError(body.statusCode, body.code, body.message);
+  const violacoes = status === 400 && data !== undefined ? violationsOfRules(refusal, data) : [];
+  return problem(name, detail, { status, ...(headers ? { headers } : {}), ...(violacoes.length > 0 ? { violacoes } : {}) });
 }
 
 /** A seed error built outside the error handler (before routing, at the root), as a problem. */

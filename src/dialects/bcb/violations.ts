@@ -1,11 +1,10 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import type { AppError } from '../../http/errors.ts';
+import { asText, ruleFieldsOf, valueAt, type RuleField, type Segment } from '../../http/rule-fields.ts';
 import type { Violacao } from './problems.ts';
 
-/** At most this many violations are listed, and each `valor` echoes at most this many characters. */
+/** At most this many violations are listed. */
 export const MAX_VIOLATIONS = 100;
-export const MAX_VALUE_CHARS = 256;
-
-type Segment = string | number;
 
 /** A JSON Pointer (`/valor/original`, `/itens/0/valor`) as segments, array indices as numbers. */
 function segments(pointer: string, data: unknown): Segment[] {
@@ -28,23 +27,6 @@ function dotted(path: readonly Segment[]): string {
   return out;
 }
 
-function valueAt(data: unknown, path: readonly Segment[]): unknown {
-  let node = data;
-  for (const s of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<string, unknown>)[String(s)];
-  }
-  return node;
-}
-
-/** The value as text, cut to MAX_VALUE_CHARS characters (whole code points). */
-function asText(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  const text = typeof value === 'string' ? value : JSON.stringify(value);
-  if (text.length <= MAX_VALUE_CHARS) return text;
-  return [...text].slice(0, MAX_VALUE_CHARS).join('');
-}
-
 /** What is wrong, in BCB's words, from Ajv's keyword and parameters. */
 function reason(error: FastifySchemaValidationError): string {
   const p = error.params as Record<string, unknown>;
@@ -59,6 +41,11 @@ function reason(error: FastifySchemaValidationError): string {
     case 'minItems': return `deve ter no mínimo ${String(p.limit)} itens`;
     case 'maxItems': return `deve ter no máximo ${String(p.limit)} itens`;
     case 'enum': return `deve ser um de: ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'not': {
+      // A `not` of `required` (BCB's PessoaFisica or PessoaJuridica: cpf or cnpj, never both).
+      const together = (error as { schema?: { required?: string[] } }).schema?.required;
+      return together ? `não pode ter ${together.join(' e ')} ao mesmo tempo` : 'não respeita o schema';
+    }
     default: return error.message ?? 'não respeita o schema';
   }
 }
@@ -118,18 +105,12 @@ function joinReasons({ razoes, allowed }: Found): string {
   return [...constants, ...razoes].join('; ');
 }
 
-/**
- * A rule of the core that refused a request names the field first (`valor.original must be
- * greater than 0`, `calendario.dataDeVencimento must be ...`): that field, as a violation, with
- * the value the request gave it. A message that names no field of the request gives none.
- */
-export function violationOfRule(message: string, data: unknown): Violacao | undefined {
-  const named = /^([A-Za-z][A-Za-z0-9]*(?:\.[A-Za-z][A-Za-z0-9]*|\[\d+\])*) /.exec(message)?.[1];
-  if (!named) return undefined;
-  const path: Segment[] = [];
-  for (const part of named.matchAll(/([A-Za-z][A-Za-z0-9]*)|\[(\d+)\]/g)) path.push(part[1] ?? Number(part[2]));
-  const top = data !== null && typeof data === 'object' && Object.hasOwn(data, String(path[0]));
-  if (path.length === 1 && !top) return undefined;
-  const valor = asText(valueAt(data, path));
-  return { razao: message, propriedade: named, ...(valor === undefined ? {} : { valor }) };
+/** A field a rule of the core refused, as a violation (`prefix` before its name: `cobv.` for a batch's charge). */
+export function violationOfField(found: RuleField, prefix = ''): Violacao {
+  return { razao: found.message, propriedade: prefix + found.field, ...(found.value === undefined ? {} : { valor: found.value }) };
+}
+
+/** Every field a refusal of the core names, as violations. */
+export function violationsOfRules(error: AppError, data: unknown): Violacao[] {
+  return ruleFieldsOf(error, data).map((found) => violationOfField(found));
 }

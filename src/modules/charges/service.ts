@@ -1,6 +1,6 @@
 import QRCode from 'qrcode';
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
-import { AppError, badRequest, conflict, notFound, unprocessable } from '../../http/errors.ts';
+import { AppError, badRequest, checkEach, conflict, notFound, unprocessable } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import { assert } from '../../lib/assert.ts';
 import {
@@ -259,11 +259,16 @@ interface CheckedCob {
 }
 
 async function checkedCob(db: DbExecutor, accountId: bigint, input: ChargeInput, rules: AmountRules): Promise<CheckedCob> {
-  if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
-  const { amountCentavos, modalidadeAlteracao, retirada } = checkValor({ ...input.valor, original: input.valor.original }, rules);
-  const devedor = input.devedor ? devedorOf(input.devedor) : null;
-  if (input.chave !== undefined) requirePixKey(input.chave, 'chave');
-  const [chave, merchant] = await Promise.all([chargeKey(db, accountId, input.chave), merchantName(db, accountId)]);
+  // Every field at fault is told at once (the root dialect shows the first).
+  const [{ amountCentavos, modalidadeAlteracao, retirada }, devedor, chave, merchant] = await checkEach(
+    () => {
+      if (!input.valor?.original) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
+      return checkValor({ ...input.valor, original: input.valor.original }, rules);
+    },
+    () => (input.devedor ? devedorOf(input.devedor) : null),
+    () => chargeKey(db, accountId, input.chave),
+    () => merchantName(db, accountId),
+  );
   const state: CobState = {
     expiracaoSeconds: input.calendario?.expiracao ?? DEFAULT_EXPIRACAO_SECONDS,
     amountCentavos,

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbExecutor, Trx } from '../../db/client.ts';
+import type { RuleField } from '../../http/rule-fields.ts';
 
 export type BatchItemStatus = 'EM_PROCESSAMENTO' | 'CRIADA' | 'NEGADA';
 
@@ -8,6 +9,8 @@ export interface BatchProblem {
   status: number;
   code: string;
   detail: string;
+  /** The fields of the charge's request at fault (problems recorded before fields were kept have none). */
+  fields?: RuleField[];
 }
 
 export interface BatchRow {

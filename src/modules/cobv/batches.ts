@@ -7,6 +7,7 @@
  * a GET right after shows each outcome; an item left EM_PROCESSAMENTO was interrupted.
  */
 import { AppError, badRequest, notFound } from '../../http/errors.ts';
+import { ruleFieldsOf } from '../../http/rule-fields.ts';
 import { listInterval, type ChargeListDeps, type ChargesDeps } from '../charges/service.ts';
 import * as repo from './batch-repo.ts';
 import { putCobv, reviseCobv, type CobvInput, type CobvRevision } from './service.ts';
@@ -43,7 +44,8 @@ async function processItem(deps: ChargesDeps, accountId: bigint, batchId: bigint
     else await putCobv(deps, accountId, txid, input, done);
   } catch (error) {
     if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
-    await repo.setItems(deps.db, accountId, batchId, [txid], 'NEGADA', { status: error.statusCode, code: error.code, detail: error.message });
+    const fields = ruleFieldsOf(error, input);
+    await repo.setItems(deps.db, accountId, batchId, [txid], 'NEGADA', { status: error.statusCode, code: error.code, detail: error.message, ...(fields.length > 0 ? { fields } : {}) });
   }
 }
 

@@ -4,7 +4,7 @@
  * the charges module builds. Amounts on a day: due.ts.
  */
 import type { Trx } from '../../db/client.ts';
-import { badRequest, conflict, notFound } from '../../http/errors.ts';
+import { badRequest, checkEach, conflict, notFound } from '../../http/errors.ts';
 import { parseDay } from '../../lib/banking-days.ts';
 import { findAccount } from '../accounts/repo.ts';
 import * as charges from '../charges/repo.ts';
@@ -67,24 +67,39 @@ function cobvDevedorOf(raw: Partial<CobvDevedor>): CobvDevedor {
 
 const RULE_KEYS = ['multa', 'juros', 'abatimento', 'desconto'] as const;
 
-/** The fields a request sets, over `base` (the current ones in a PATCH; none in a PUT), checked whole. */
-async function fieldsOf(trx: Trx, accountId: bigint, input: CobvInput, base: CobvFields | null, firstDay: string): Promise<CobvFields> {
-  const dueDate = input.calendario?.dataDeVencimento ?? base?.dueDate;
+/** The due date a request gives (or keeps): a real day, not before the charge's first. */
+function dueDateOf(dueDate: string | undefined, firstDay: string): string {
   if (dueDate === undefined) throw badRequest('INVALID_DATE', 'calendario.dataDeVencimento is required');
   if (parseDay(dueDate) === null) throw badRequest('INVALID_DATE', 'calendario.dataDeVencimento must be a real date (YYYY-MM-DD)');
   if (dueDate < firstDay) throw badRequest('INVALID_DATE', `calendario.dataDeVencimento must not be before the charge's creation (${firstDay})`);
-  const original = input.valor?.original ?? null;
-  const amountCentavos = original !== null ? amountOf(original) : base?.amountCentavos;
-  if (amountCentavos === undefined) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
+  return dueDate;
+}
+
+/** The fields a request sets, over `base` (the current ones in a PATCH; none in a PUT), checked whole. */
+async function fieldsOf(trx: Trx, accountId: bigint, input: CobvInput, base: CobvFields | null, firstDay: string): Promise<CobvFields> {
   const rules: ValorRules = { ...base?.valorRules };
   for (const key of RULE_KEYS) {
     const given = input.valor?.[key];
     if (given !== undefined) (rules as Record<string, RuleInput | DescontoInput>)[key] = given;
   }
+  // Every field at fault is told at once (the root dialect shows the first); the amount's rules
+  // are read once the due date and the amount they depend on are sound.
+  const [dueDate, amountCentavos, devedor, chave] = await checkEach(
+    () => dueDateOf(input.calendario?.dataDeVencimento ?? base?.dueDate, firstDay),
+    () => {
+      const original = input.valor?.original ?? null;
+      const amountCentavos = original !== null ? amountOf(original) : base?.amountCentavos;
+      if (amountCentavos === undefined) throw badRequest('INVALID_AMOUNT', 'valor.original is required');
+      return amountCentavos;
+    },
+    () => {
+      const devedor = input.devedor !== undefined ? cobvDevedorOf(input.devedor) : base?.devedor;
+      if (devedor === undefined) throw badRequest('INVALID_DEVEDOR', 'devedor is required: nome and cpf or cnpj');
+      return devedor;
+    },
+    () => (input.chave === undefined && base ? base.chave : chargeKey(trx, accountId, input.chave)),
+  );
   cobvValorOf(amountCentavos, rules, dueDate);
-  const devedor = input.devedor !== undefined ? cobvDevedorOf(input.devedor) : base?.devedor;
-  if (devedor === undefined) throw badRequest('INVALID_DEVEDOR', 'devedor is required: nome and cpf or cnpj');
-  const chave = input.chave === undefined && base ? base.chave : await chargeKey(trx, accountId, input.chave);
   return {
     dueDate,
     validadeAposVencimento: input.calendario?.validadeAposVencimento ?? base?.validadeAposVencimento ?? DEFAULT_VALIDADE_APOS_VENCIMENTO,

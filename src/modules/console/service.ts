@@ -1,4 +1,3 @@
-import type { Agent } from 'undici';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/client.ts';
 import type { CertificateTrust } from '../../http/client-certificate.ts';
@@ -15,7 +14,8 @@ import { listAccountKeys } from '../directory/repo.ts';
 import type { DirectoryLookups } from '../directory/lookups.ts';
 import { holderBalances, holdersBalances } from '../ledger/repo.ts';
 import { listAccountMeds, type MedDeps } from '../meds/service.ts';
-import type { PayerDeps } from '../payer/service.ts';
+import type { PayerConnections } from '../payer/fetch.ts';
+import { signingRootsOf, type PayerDeps } from '../payer/service.ts';
 import type { RefundsDeps } from '../refunds/service.ts';
 import type { SandboxDeps } from '../sandbox/service.ts';
 import { TransferBatcher } from '../transfers/batcher.ts';
@@ -75,7 +75,7 @@ export const CONSOLE_ROWS = 50;
 export const CONSOLE_CHARGES = 20;
 const DAY_MS = 86_400_000;
 
-export function consoleContext(deps: ConsoleDeps, payerAgent: Agent): ConsoleContext {
+export function consoleContext(deps: ConsoleDeps, connections: PayerConnections): ConsoleContext {
   const { config, db, clock } = deps;
   const ispb = config.pspIspb;
   const wake = deps.wakeWorker ? { onHighPriority: deps.wakeWorker } : {};
@@ -90,7 +90,7 @@ export function consoleContext(deps: ConsoleDeps, payerAgent: Agent): ConsoleCon
     realClock,
     lists,
     sandbox,
-    payer: { ...sandbox, publicUrl: config.publicUrl, agent: payerAgent },
+    payer: { ...sandbox, publicUrl: config.publicUrl, connections, signingRoots: signingRootsOf(config.qrSigning) },
     charges: { db, clock, ispb, publicUrl: config.publicUrl, lists },
     transfers: { db, clock, ispb, batcher: new TransferBatcher(db), lookups: deps.lookups, ...wake },
     refunds: { db, clock, ispb, ...wake },

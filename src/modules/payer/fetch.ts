@@ -1,4 +1,8 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { getCACertificates } from 'node:tls';
+import { pemChain } from '../locations/signing/files.ts';
+import { isNonPublicHost } from '../webhooks/destination.ts';
 import { Agent, request, type Dispatcher } from 'undici';
 
 /** Every fetch of the payer (location, JWK Set) answers within this time, or counts as unreachable. */
@@ -46,30 +50,69 @@ export interface Fetched {
 }
 
 /**
- * The connections of the payer: the default and system CAs (plus `extraCa`, PEM), a connect
- * timeout, no redirects (a 3xx is a failure: a payer follows only the address it was given).
+ * The connections of the payer: the default CAs (Node's, with NODE_EXTRA_CA_CERTS) and the
+ * system's, a connect timeout, no redirects (a 3xx is a failure: a payer follows only the
+ * address it was given). The service's own address (PUBLIC_URL, when it terminates TLS itself
+ * with TLS_CERT_FILE) is reached trusting that file's certificates too, whoever issued them: a
+ * local set-up's private CA need not be in any store for the payer to read the service's own
+ * locations.
  */
-export function payerAgent(extraCa: readonly string[] = []): Agent {
-  const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')]), ...extraCa];
-  return new Agent({ connect: { timeout: PAYER_FETCH_TIMEOUT_MS, ca }, connections: 16 });
+export class PayerConnections {
+  readonly #general: Agent;
+  readonly #own: { readonly origin: string; readonly agent: Agent } | null;
+  readonly #ownOrigin: string | null;
+
+  constructor(own: { publicUrl: string; tlsCertFile: string | undefined } | null = null) {
+    const ca = [...new Set([...getCACertificates('default'), ...getCACertificates('system')])];
+    this.#general = new Agent({ connect: { timeout: PAYER_FETCH_TIMEOUT_MS, ca }, connections: 16 });
+    const origin = own ? new URL(own.publicUrl) : null;
+    this.#ownOrigin = origin?.origin ?? null;
+    if (own?.tlsCertFile && origin?.protocol === 'https:') {
+      const chain = pemChain(readFileSync(own.tlsCertFile, 'utf8')).map((der) => new X509Certificate(der).toString());
+      // The file's own certificates are anchors even when their issuer is not there (a leaf of a
+      // private CA): a partial chain ending at one of them is trusted, for this origin only.
+      const connect = { timeout: PAYER_FETCH_TIMEOUT_MS, ca: [...ca, ...chain], allowPartialTrustChain: true };
+      this.#own = { origin: origin.origin, agent: new Agent({ connect, connections: 4 }) };
+    } else {
+      this.#own = null;
+    }
+  }
+
+  /** Whether `url` is the service's own address (PUBLIC_URL). */
+  isOwn(url: URL): boolean {
+    return url.origin === this.#ownOrigin;
+  }
+
+  /** The agent that fetches `url`. */
+  for(url: URL): Agent {
+    return this.#own && url.origin === this.#own.origin ? this.#own.agent : this.#general;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#general.close(), this.#own?.agent.close()]);
+  }
 }
 
-function failureOf(error: unknown): FetchFailure {
-  if (error instanceof FetchFailure) return error;
+/** What a private address's failures are told as: one class, whatever happened (webhooks/destination.ts toldFailure). */
+export const UNREACHABLE = 'unreachable: a private address refused the connection, gave no answer in time, or presented a certificate that is not trusted (not told apart)';
+
+function failureOf(error: unknown): { failure: FetchFailure; local: boolean } {
+  if (error instanceof FetchFailure) return { failure: error, local: false };
   const e = error as { name?: string; code?: string; cause?: { code?: string } };
   const code = e.cause?.code ?? e.code ?? '';
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code)) return new FetchFailure('no answer in time');
-  if (code === 'ECONNREFUSED') return new FetchFailure('connection refused');
-  if (code === 'ENOTFOUND' || code.startsWith('EAI_')) return new FetchFailure('the host name does not resolve');
-  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/.test(code)) return new FetchFailure('TLS failure (certificate not trusted?)');
-  return new FetchFailure('connection failed');
+  const local = (message: string) => ({ failure: new FetchFailure(message), local: true });
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /TIMEOUT/.test(code)) return local('no answer in time');
+  if (code === 'ECONNREFUSED') return local('connection refused');
+  if (code === 'ENOTFOUND' || code.startsWith('EAI_')) return { failure: new FetchFailure('the host name does not resolve'), local: false };
+  if (/^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)/.test(code)) return local('TLS failure (certificate not trusted?)');
+  return local('connection failed');
 }
 
 /** GET `url`: a 200 answer's text, read up to the size limit, within the time limit. */
-export async function fetchText(agent: Agent, url: URL, accept: string): Promise<Fetched> {
+export async function fetchText(connections: PayerConnections, url: URL, accept: string): Promise<Fetched> {
   const signal = AbortSignal.timeout(PAYER_FETCH_TIMEOUT_MS);
   try {
-    const answer = await request(url, { method: 'GET', dispatcher: agent, signal, headers: { accept, 'user-agent': 'pix-api-sandbox-payer/1.0' } });
+    const answer = await request(url, { method: 'GET', dispatcher: connections.for(url), signal, headers: { accept, 'user-agent': 'pix-api-sandbox-payer/1.0' } });
     const contentType = answer.headers['content-type'];
     if (answer.statusCode !== 200) {
       // A refusal is read for its problem (what a payer tells its customer), within the same limits.
@@ -78,7 +121,11 @@ export async function fetchText(agent: Agent, url: URL, accept: string): Promise
     }
     return { contentType: typeof contentType === 'string' ? contentType : '', body: await bodyOf(answer.body) };
   } catch (error) {
-    throw failureOf(error);
+    const { failure, local } = failureOf(error);
+    // At a private address other than the service's own, the failures are one class: the payer
+    // must not map the services of the sandbox's network.
+    if (local && !connections.isOwn(url) && (await isNonPublicHost(url.hostname))) throw new FetchFailure(UNREACHABLE);
+    throw failure;
   }
 }
 

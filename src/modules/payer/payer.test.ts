@@ -349,7 +349,8 @@ describe('POST /sandbox/payer/pay', () => {
       const port = (closed.address() as AddressInfo).port;
       await new Promise((resolve) => closed.close(resolve));
       const away = buildDynamicBrCode({ location: `127.0.0.1:${port}/qr/v2/${'a'.repeat(32)}`, merchantName: 'Loja', merchantCity: 'SAO PAULO' });
-      await refused({ pixCopiaECola: away }, 'LOCATION_UNREACHABLE', new RegExp(`https://127\\.0\\.0\\.1:${port}/.*connection refused`));
+      // A private address: refused, timed out or untrusted, told as one.
+      await refused({ pixCopiaECola: away }, 'LOCATION_UNREACHABLE', new RegExp(`https://127\\.0\\.0\\.1:${port}/.*unreachable: a private address`));
       const missing = buildDynamicBrCode({ location: `${new URL(origin).host}/qr/v2/${'b'.repeat(32)}`, merchantName: 'Loja', merchantCity: 'SAO PAULO' });
       await refused({ pixCopiaECola: missing }, 'LOCATION_UNREACHABLE', /HTTP 404/);
     });

@@ -1,12 +1,9 @@
-import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { errorResponses, Nullable, Timestamp } from '../../http/schemas.ts';
-import { pemChain } from '../locations/signing/files.ts';
 import { common, Decimal2, DocumentField, Ispb, Name } from '../sandbox/routes/schemas.ts';
-import { payerAgent } from './fetch.ts';
-import { payBrCode, type PayerDeps } from './service.ts';
+import { PayerConnections } from './fetch.ts';
+import { payBrCode, signingRootsOf, type PayerDeps } from './service.ts';
 
 const PayBody = Type.Object(
   {
@@ -27,20 +24,14 @@ const Paid = Type.Object({
   txid: Nullable(Type.String()),
 });
 
-/** The root (last certificate) of QR_SIGNING_CHAIN_FILE, which signs the service's own payloads when it is set. */
-function signingRootsOf(qrSigning: { chainFile: string } | undefined): X509Certificate[] {
-  const root = qrSigning ? pemChain(readFileSync(qrSigning.chainFile, 'utf8')).at(-1) : undefined;
-  return root ? [new X509Certificate(root)] : [];
-}
-
 /** Sandbox: a payer's institution pays a BR Code (POST /sandbox/payer/pay). */
 export const payerRoutes =
-  (deps: Omit<PayerDeps, 'agent' | 'signingRoots'> & { qrSigning?: { chainFile: string } | undefined }): FastifyPluginAsyncTypebox =>
+  (deps: Omit<PayerDeps, 'connections' | 'signingRoots'> & { qrSigning?: { chainFile: string } | undefined; tlsCertFile?: string | undefined }): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const agent = payerAgent();
-    app.addHook('onClose', () => agent.close());
-    const { qrSigning, ...rest } = deps;
-    const payer: PayerDeps = { ...rest, agent, signingRoots: signingRootsOf(qrSigning) };
+    const { qrSigning, tlsCertFile, ...rest } = deps;
+    const connections = new PayerConnections({ publicUrl: deps.publicUrl, tlsCertFile });
+    app.addHook('onClose', () => connections.close());
+    const payer: PayerDeps = { ...rest, connections, signingRoots: signingRootsOf(qrSigning) };
     app.post(
       '/sandbox/payer/pay',
       {

@@ -1,5 +1,5 @@
+import { readFileSync } from 'node:fs';
 import { X509Certificate } from 'node:crypto';
-import type { Agent } from 'undici';
 import { badRequest, unprocessable, type AppError } from '../../http/errors.ts';
 import { BrCodeError, parseAnyBrCode, type AnyBrCode, type BrCode } from '../../lib/brcode.ts';
 import { documentType, normalizeDocument } from '../../lib/document.ts';
@@ -14,9 +14,10 @@ import { findKey } from '../directory/repo.ts';
 import { findLocationByToken } from '../locations/repo.ts';
 import { findAuthority } from '../locations/signing/repo.ts';
 import { receiveIncomingPix, SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB, type SandboxDeps } from '../sandbox/service.ts';
-import { fetchText, FetchFailure } from './fetch.ts';
+import { fetchText, FetchFailure, type PayerConnections } from './fetch.ts';
 import { verifyPayloadJws } from './jws.ts';
 import { amountPaid, payloadTerms, type PayloadTerms, type TipoCob } from './payload.ts';
+import { pemChain } from '../locations/signing/files.ts';
 
 /**
  * The sandbox payer: pays any BR Code the way a payer's institution does (docs/guide/payer.md).
@@ -26,8 +27,8 @@ import { amountPaid, payloadTerms, type PayloadTerms, type TipoCob } from './pay
 export interface PayerDeps extends SandboxDeps {
   /** PUBLIC_URL: a location on its host is this service's own, fetched with its scheme. */
   readonly publicUrl: string;
-  /** The payer's HTTP connections (fetch.ts payerAgent). */
-  readonly agent: Agent;
+  /** The payer's HTTP connections (fetch.ts). */
+  readonly connections: PayerConnections;
   /** The root of the payload-signing chain the service was given (QR_SIGNING_CHAIN_FILE), trusted beside the database's. */
   readonly signingRoots?: readonly X509Certificate[] | undefined;
 }
@@ -155,7 +156,7 @@ const NOT_SERVED = 'CobPayloadNaoEncontrado';
 
 async function fetchJws(deps: PayerDeps, target: Target): Promise<string> {
   try {
-    return (await fetchText(deps.agent, target.url, 'application/jose')).body.trim();
+    return (await fetchText(deps.connections, target.url, 'application/jose')).body.trim();
   } catch (error) {
     if (!(error instanceof FetchFailure)) throw error;
     throw await refusalOf(deps, target, error);
@@ -197,6 +198,12 @@ function chargeExpired(charge: ChargeRow): AppError {
   return unprocessable('CHARGE_EXPIRED', `The charge expired at ${expiresAt(charge).toISOString()} (calendario.criacao + expiracao)`);
 }
 
+/** The root (last certificate) of QR_SIGNING_CHAIN_FILE, which signs the service's own payloads when it is set. */
+export function signingRootsOf(qrSigning: { chainFile: string } | undefined): X509Certificate[] {
+  const root = qrSigning ? pemChain(readFileSync(qrSigning.chainFile, 'utf8')).at(-1) : undefined;
+  return root ? [new X509Certificate(root)] : [];
+}
+
 /** The roots the sandbox trusts: the payload-signing root kept with the database, and the root of QR_SIGNING_CHAIN_FILE. */
 async function trustedRoots(deps: PayerDeps): Promise<X509Certificate[]> {
   const authority = await findAuthority(deps.db);
@@ -208,7 +215,7 @@ async function payDynamic(deps: PayerDeps, location: string, payment: Payment): 
   const jws = await fetchJws(deps, target);
   const text = await verifyPayloadJws(jws, {
     origin: new URL(target.url.origin),
-    fetchJwkSet: async (url) => (await fetchText(deps.agent, url, 'application/json')).body,
+    fetchJwkSet: async (url) => (await fetchText(deps.connections, url, 'application/json')).body,
     trustedRoots: await trustedRoots(deps),
     now: deps.clock.now(),
   });

@@ -232,7 +232,8 @@ describe('webhook delivery', () => {
     }
     const [log] = await logsOf(c.accountId);
     assert.deepEqual([log!.success, log!.status_code], [false, null]);
-    assert.match(log!.error!, /no answer within 150 ms/);
+    // A private address: a time-out reads as every other failure there.
+    assert.match(log!.error!, /^unreachable: .*no answer in time/);
     assert.ok(log!.duration_ms >= 140 && log!.duration_ms < 1_000, `${log!.duration_ms} ms`);
     assert.equal((await deliveriesOf(c.accountId))[0]!.status, 'PENDING');
     await retire(c);

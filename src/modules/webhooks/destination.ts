@@ -23,7 +23,40 @@ export type FailureClass =
   | 'connection refused'
   | 'connection failed'
   | 'TLS failure'
-  | 'timeout';
+  | 'timeout'
+  /** A private destination's refusal, time-out or TLS failure, told apart for nobody (they would map local services). */
+  | 'unreachable';
+
+/** The failures a private destination's answer would tell apart: reported as 'unreachable'. */
+const LOCAL_FAILURES: ReadonlySet<FailureClass> = new Set(['connection refused', 'connection failed', 'TLS failure', 'timeout']);
+
+/**
+ * Whether `hostname` is, or resolves to, an address that is not public (loopback, private,
+ * link-local...). Asked only of a failed attempt; a name that does not resolve is not private.
+ */
+export async function isNonPublicHost(hostname: string): Promise<boolean> {
+  const bare = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (isIP(bare) !== 0) return !isPublicAddress(bare);
+  try {
+    const found = await dnsLookupAll(bare);
+    return found.some((entry) => !isPublicAddress(entry.address));
+  } catch {
+    return false;
+  }
+}
+
+const dnsLookupAll = (host: string) =>
+  new Promise<LookupAddress[]>((resolve, reject) => dnsLookup(host, { all: true }, (error, found) => (error ? reject(error) : resolve(found))));
+
+/**
+ * The failure a caller is told of an attempt at `url`: at a private address, a refused
+ * connection, a time-out and a TLS failure are one class, so that a sandbox's webhooks, resends
+ * and payer cannot be used to map the services of its network.
+ */
+export async function toldFailure(url: string, failure: FailureClass): Promise<FailureClass> {
+  if (!LOCAL_FAILURES.has(failure) || !URL.canParse(url)) return failure;
+  return (await isNonPublicHost(new URL(url).hostname)) ? 'unreachable' : failure;
+}
 
 export class DestinationError extends Error {
   override readonly name = 'DestinationError';

@@ -31,7 +31,7 @@ const noWebhook = () => notFound('WEBHOOK_NOT_FOUND', 'No webhook is registered 
 
 /** Registers or replaces the URL of a key's webhook; callbacks still to deliver go to the new one. */
 export async function putKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, chave: string, webhookUrl: string) {
-  const url = await destination(webhookUrl, deps.policy);
+  const url = await destination(webhookUrl, deps.policy, 'webhookUrl');
   const key = stored(chave);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {

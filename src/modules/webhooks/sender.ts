@@ -7,9 +7,11 @@ import {
   DEFAULT_PORT,
   DestinationError,
   guardedLookup,
+  isOwnInbox,
   parseDestination,
   SANDBOX_POLICY,
   STRICT_POLICY,
+  toldFailure,
   type DestinationPolicy,
   type FailureClass,
 } from './destination.ts';
@@ -105,6 +107,8 @@ const FAILURE_TEXT: Record<FailureClass, string> = {
   'connection failed': 'connection failed',
   'TLS failure': "TLS failure: the destination's certificate is not trusted or the handshake failed (the operator adds trusted CAs with WEBHOOK_CA_FILE)",
   timeout: 'timeout: no answer in time',
+  unreachable:
+    "unreachable: a private address refused the connection, gave no answer in time, or presented a certificate that is not trusted (private addresses are not told apart; the operator adds trusted CAs with WEBHOOK_CA_FILE)",
 };
 
 const contexts = new Map<string, SecureContext>();
@@ -317,7 +321,10 @@ export class WebhookSender {
       const success = response.statusCode >= 200 && response.statusCode < 300;
       return { success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}` };
     } catch (error) {
-      const { failure, text } = classify(error);
+      const { failure: found, text } = classify(error);
+      // The service's own inbox is no service of anyone's network: its failures are told (a fault's time-out is named by it).
+      const failure = isOwnInbox(this.#policy, message.url) ? found : await toldFailure(message.url, found);
+      if (failure !== found) return { success: false, statusCode: null, failure, error: FAILURE_TEXT.unreachable };
       return { success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text };
     } finally {
       clearTimeout(timer);

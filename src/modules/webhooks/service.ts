@@ -83,14 +83,17 @@ export function validHeaders(input: HeadersInput): Record<string, string> {
   return out;
 }
 
-/** A destination URL by the service's rules (HTTPS, ports, addresses), normalised; 400 INVALID_WEBHOOK_URL otherwise. */
-export async function destination(raw: string, policy: DestinationPolicy): Promise<string> {
+/**
+ * A destination URL by the service's rules (HTTPS, ports, addresses), normalised; 400
+ * INVALID_WEBHOOK_URL otherwise, about `field`, the request's name for the URL.
+ */
+export async function destination(raw: string, policy: DestinationPolicy, field = 'url'): Promise<string> {
   try {
     const url = parseDestination(raw, policy);
     await checkResolvedDestination(url, policy);
     return url.href;
   } catch (error) {
-    if (error instanceof DestinationError) throw badRequest('INVALID_WEBHOOK_URL', error.message);
+    if (error instanceof DestinationError) throw new AppError(400, 'INVALID_WEBHOOK_URL', error.message.replace(/^url\b/, field), { field });
     throw error;
   }
 }

@@ -28,7 +28,7 @@ const identity = {
 /** BCB's devedor of a cobv: nome and exactly one of cpf or cnpj, with an optional address and e-mail. */
 export const Devedor = Type.Object(
   { ...identity, email: Type.Optional(Type.String({ maxLength: 200 })), ...address },
-  { ...closed, description: 'nome e exatamente um de cpf ou cnpj' },
+  { ...closed, not: { required: ['cpf', 'cnpj'] }, description: 'nome e exatamente um de cpf ou cnpj' },
 );
 
 const rule = (max: number, description: string) =>

@@ -8,6 +8,7 @@ import { modalidadesAsIntegers } from '../cobv/modalidades.ts';
 import type { BcbDeps } from '../operations.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemResponses, type Problema, type ProblemName } from '../problems.ts';
 import { BcbPaginacao, BcbTxid } from '../schemas.ts';
+import { violationOfField } from '../violations.ts';
 
 const tags = ['LoteCobV'];
 const write = { security: [{ oauth2: ['lotecobv.write'] }] };
@@ -47,11 +48,15 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** A refused charge's problem, as PUT|PATCH /cobv/{txid} would have answered it. */
+/**
+ * A refused charge's problem, as PUT|PATCH /cobv/{txid} would have answered it; its violations
+ * name the fields as BCB's example does, under `cobv.`.
+ */
 function problemaOf(p: NonNullable<BatchItemRow['problema']>): Problema {
   const name: ProblemName = p.status === 404 ? 'CobVNaoEncontrada' : 'CobVOperacaoInvalida';
   const status = PROBLEM_TYPES[name].status;
-  return { type: PROBLEM_TYPE_BASE + name, title: PROBLEM_TYPES[name].title, status, detail: p.detail };
+  const violacoes = (p.fields ?? []).map((found) => violationOfField(found, 'cobv.'));
+  return { type: PROBLEM_TYPE_BASE + name, title: PROBLEM_TYPES[name].title, status, detail: p.detail, ...(violacoes.length > 0 ? { violacoes } : {}) };
 }
 
 export function loteView(batch: BatchRow, items: readonly BatchItemRow[]) {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { adminTokenCheck } from '../../../http/auth.ts';
-import { payerAgent } from '../../payer/fetch.ts';
+import { PayerConnections } from '../../payer/fetch.ts';
 import { ChangeFeed } from '../changes.ts';
 import { CHANGE_SOURCES } from '../panels.ts';
 import { consoleContext, type ConsoleDeps } from '../service.ts';
@@ -22,9 +22,9 @@ export type { ConsoleDeps } from '../service.ts';
 export const consoleRoutes =
   (deps: ConsoleDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const agent = payerAgent();
-    app.addHook('onClose', () => agent.close());
-    const ctx = consoleContext(deps, agent);
+    const connections = new PayerConnections({ publicUrl: deps.config.publicUrl, tlsCertFile: deps.config.tls?.certFile });
+    app.addHook('onClose', () => connections.close());
+    const ctx = consoleContext(deps, connections);
     const realClock = ctx.realClock;
     const sessions = new ConsoleSessions(deps.config.adminToken, () => realClock.now().getTime());
     const feed = new ChangeFeed(deps.db, CHANGE_SOURCES, { onError: (error) => app.log.warn({ err: error }, 'console: the change marker could not be read') });
