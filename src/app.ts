@@ -253,7 +253,7 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
   // The operator listener speaks what the main one speaks, without asking for a client certificate.
   const admin = separateAdmin ? createServer(deps, https ? { ...https, requestCert: false } : null, deps.config) : main;
   const metrics = serviceMetrics(deps);
-  limitPublicConnections(deps.config, main, metrics);
+  limitPublicConnections(deps.config, main, metrics, realClockOf(deps));
   metrics.observeRequests(main);
   if (admin !== main) metrics.observeRequests(admin);
   const close = async () => {
@@ -273,11 +273,11 @@ async function build(deps: AppDeps, separateAdmin: boolean): Promise<Listeners> 
  * The public listener's connections per source (MAX_CONNECTIONS_PER_SOURCE), the trusted proxies
  * aside: one over the limit is closed on arrival, counted, and logged once a minute per source.
  */
-function limitPublicConnections(config: Config, main: FastifyInstance, metrics: ServiceMetrics): void {
+function limitPublicConnections(config: Config, main: FastifyInstance, metrics: ServiceMetrics, clock: Clock): void {
   const logged = new Lru<string, number>(1_000);
   limitConnectionsPerSource(main.server, { ...config, exempt: config.trustedProxies }, (source) => {
     metrics.connectionRefused();
-    const now = Date.now();
+    const now = clock.now().getTime();
     if (now - (logged.get(source) ?? 0) < 60_000) return;
     logged.set(source, now);
     main.log.warn({ source, limit: config.maxConnectionsPerSource }, 'Connections refused: the source holds MAX_CONNECTIONS_PER_SOURCE already');
