@@ -241,6 +241,14 @@ describe('BCB dialect: webhooks per key (/v2/webhook) and their callbacks', () =
         [entry?.eventType, entry?.url, entry?.webhookId, entry?.isResend, entry?.success, entry?.statusCode],
         ['pix', `${base()}/pix`, delivered.webhookId, true, true, 200],
       );
+      // The log's filter takes every value its entries carry: pix included.
+      for (const eventType of new Set(logs.map((l) => l.eventType))) {
+        const filtered = await t.app.inject({ method: 'GET', url: `/api/webhooks/logs?transactionId=${paid.transactionId}&eventType=${eventType}`, headers: holder.headers });
+        assert.equal(filtered.statusCode, 200, filtered.body);
+        const found = filtered.json<{ data: { eventType: string }[] }>().data;
+        assert.deepEqual([...new Set(found.map((l) => l.eventType))], [eventType]);
+        assert.equal(found.length, logs.filter((l) => l.eventType === eventType).length);
+      }
       // By numeric id too.
       assert.equal((await resend(paid.transactionId)).json<ResendBody>().deliveries[0]!.url, `${base()}/pix`);
     });

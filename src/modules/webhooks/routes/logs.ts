@@ -5,13 +5,13 @@ import { errorResponses, IdParam, Nullable, Timestamp } from '../../../http/sche
 import { DATE_OR_TIMESTAMP_PATTERN } from '../../../lib/dates.ts';
 import { Metadata } from '../../transactions/routes/schemas.ts';
 import * as service from '../service.ts';
-import { read, EventType } from './schemas.ts';
+import { read, LoggedEventType } from './schemas.ts';
 
 const LogsQuery = Type.Object(
   {
     page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
     size: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'At most 100 (default 20)' })),
-    eventType: Type.Optional(EventType),
+    eventType: Type.Optional(LoggedEventType),
     transactionId: Type.Optional(IdParam('Transaction id')),
     success: Type.Optional(Type.Boolean()),
     startDate: Type.Optional(
@@ -26,7 +26,7 @@ const LogsResponse = Type.Object({
   data: Type.Array(
     Type.Object({
       webhookLogId: Type.Integer(),
-      eventType: Type.String(),
+      eventType: Type.String({ description: 'An event type, or pix (a BCB callback): each one a value the eventType filter takes' }),
       transactionId: Nullable(Type.Integer()),
       url: Type.String(),
       webhookId: Type.String({ description: 'The webhook-id header: the same for every attempt of one notification' }),

@@ -23,6 +23,14 @@ export const EventType = Type.Union(
   { description: 'cash_in (RECEIVE), cash_out (TRANSFER), refund_in / refund_out (REFUND), med_created / med_accepted / med_rejected (MED)' },
 );
 
+/**
+ * What the delivery log calls an entry's event: a registration's event type, or `pix` for BCB's
+ * callbacks to a key's webhook. The log's filter takes each value its entries carry.
+ */
+export const LoggedEventType = Type.Union([...EventType.anyOf, Type.Literal('pix')], {
+  description: "An event type, or pix: BCB's callback of a received Pix to its key's webhook (PUT /v2/webhook/{chave})",
+});
+
 const Header = Type.Object(
   { key: Type.String({ minLength: 1, maxLength: 64 }), value: Type.String({ maxLength: 1024 }) },
   { additionalProperties: false },
