@@ -233,6 +233,10 @@ async function tour(d: Demo): Promise<void> {
   const { account, key } = await openAccount(d);
   const nextWebhook = await registerWebhooks(d, account);
 
+  step('The test clock moves two days ahead: payloads carry business time, signatures the real one');
+  const moved = await d.operator.advanceClock(2 * 86_400);
+  show('business time', `${moved.now} (${moved.offsetSeconds / 3600} hours ahead of the real clock: POST /sandbox/clock/reset puts it back)`);
+
   step('Balance');
   show('GET /accounts/balances', (await account.balances()).data);
 

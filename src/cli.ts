@@ -7,6 +7,7 @@ import type { AccountAddress } from './db/schema.ts';
 import { createAccount, linkCertificate, registerPixKey, rotateClientSecret, unlinkCertificate, updateAccount } from './modules/accounts/service.ts';
 import { resolveKeyEncryptionKey } from './modules/auth/key-encryption.ts';
 import { listSigningKeys, retireSigningKey, rotateSigningKey } from './modules/auth/signing-keys.ts';
+import { SandboxControls } from './modules/controls/service.ts';
 
 /** Operator commands: the same operations as /admin/*, run directly on the database. */
 export const OPERATOR_USAGE = `Operator commands (same database as the service):
@@ -19,7 +20,8 @@ export const OPERATOR_USAGE = `Operator commands (same database as the service):
   scopes limit --account ID --scopes SCOPE,SCOPE|all
   signing-keys list
   signing-keys rotate
-  signing-keys retire --kid KID`;
+  signing-keys retire --kid KID
+  clock reset      (sandbox) business time back at the real time, for every process on the database`;
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -154,6 +156,12 @@ export async function runOperatorCommand(db: Db, config: Config, args: string[])
     case 'signing-keys retire':
       result = await retireSigningKey(db, kid(values));
       break;
+    case 'clock reset': {
+      if (config.mode !== 'sandbox') throw new UsageError('clock reset: the test clock is the sandbox\'s (PIX_MODE=sandbox)');
+      const controls = new SandboxControls(db, systemClock, { publicUrl: config.publicUrl });
+      result = await controls.reset();
+      break;
+    }
     default:
       throw new UsageError(`unknown command "${args.join(' ')}"\n${OPERATOR_USAGE}`);
   }

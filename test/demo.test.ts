@@ -56,7 +56,8 @@ function runDemo(env: Record<string, string>): Promise<DemoRun> {
 /** The run went to its last step, with the three webhooks, each signature verified. */
 function assertWhole(demo: DemoRun): string[] {
   assert.equal(demo.code, 0, `exit ${demo.code}: ${demo.stderr}\n${demo.stdout.slice(-2000)}`);
-  assert.match(demo.stdout, /^10\. The transaction list$/m);
+  assert.match(demo.stdout, /^4\. The test clock moves two days ahead/m);
+  assert.match(demo.stdout, /^11\. The transaction list$/m);
   assert.match(demo.stdout, /^Done: 3 webhooks received, every signature verified\.$/m);
   const verified = [...demo.stdout.matchAll(/^ {3}webhook (\S+) (\w+), webhook-id msg_\w+: signature verified$/gm)].map((m) => `${m[1]} ${m[2]}`);
   assert.equal(verified.length, 3, demo.stdout);

@@ -13,6 +13,7 @@ import type {
   CreatedAccount,
   ExternalKeyInput,
   InboxArrivals,
+  ClockView,
   IncomingPixInput,
   LinkedCertificateAnswer,
   OpenMedInput,
@@ -275,6 +276,16 @@ export class OperatorApi extends RouteGroup {
 
   openMed(input: OpenMedInput): Promise<{ medId: number }> {
     return this.#post('/sandbox/med', input, 201);
+  }
+
+  /** Moves the test clock forward by `seconds`, for every process of the service. */
+  advanceClock(seconds: number): Promise<ClockView> {
+    return this.#post('/sandbox/clock/advance', { seconds }, 200);
+  }
+
+  /** Puts the test clock back at the real time. */
+  resetClock(): Promise<ClockView> {
+    return this.client.expect(this.request('POST', '/sandbox/clock/reset'), 200);
   }
 
   /** What arrived at the service's webhook inbox `name` (`{PUBLIC_URL}/sandbox/inbox/{name}`), newest first. */

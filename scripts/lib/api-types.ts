@@ -253,6 +253,12 @@ export interface InboxArrival {
   status: number;
 }
 
+/** The test clock (GET /sandbox/clock, and what moving it answers). */
+export interface ClockView {
+  now: string;
+  offsetSeconds: number;
+}
+
 export interface InboxArrivals {
   /** Newest first. */
   data: InboxArrival[];

@@ -377,6 +377,7 @@ export interface WebhookLogsTable {
 export interface SandboxStateTable {
   id: ColumnType<boolean, never, never>;
   clock_offset_ms: bigint;
+  clock_epoch: Generated<bigint>;
   faults_version: bigint;
 }
 

@@ -23,12 +23,14 @@ export class ManualClock implements Clock {
 }
 
 /**
- * Business time: a base clock (the real one) plus an offset that only grows. The sandbox's test
- * clock moves it (modules/controls); production never does, so there it is the real time.
+ * Business time: a base clock (the real one) plus an offset that only grows within an epoch. The
+ * sandbox's test clock moves it (modules/controls), and a reset starts a new epoch at offset 0;
+ * production never does either, so there it is the real time.
  */
 export class OffsetClock implements Clock {
   readonly #base: Clock;
   #offsetMs = 0;
+  #epoch = 0;
   constructor(base: Clock) {
     this.#base = base;
   }
@@ -38,8 +40,16 @@ export class OffsetClock implements Clock {
   get offsetMs(): number {
     return this.#offsetMs;
   }
-  /** Moves the offset forward to `offsetMs`; a smaller one (an older reading) changes nothing. */
-  advanceTo(offsetMs: number): void {
-    if (offsetMs > this.#offsetMs) this.#offsetMs = offsetMs;
+  /**
+   * Takes a reading of the shared clock: a newer epoch whole (a reset), in the same epoch the
+   * offset only forward (a smaller one is an older reading and changes nothing).
+   */
+  advanceTo(offsetMs: number, epoch = this.#epoch): void {
+    if (epoch > this.#epoch) {
+      this.#epoch = epoch;
+      this.#offsetMs = offsetMs;
+    } else if (epoch === this.#epoch && offsetMs > this.#offsetMs) {
+      this.#offsetMs = offsetMs;
+    }
   }
 }

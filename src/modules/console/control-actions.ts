@@ -88,6 +88,16 @@ export const CONTROL_ACTIONS: readonly ConsoleAction[] = [
     },
   }),
   action({
+    name: 'reset-clock',
+    as: 'network',
+    body: Type.Object({}),
+    async run(ctx) {
+      const view = await controlsOf(ctx).reset();
+      ctx.wakeWorker();
+      return `The clock is back at the real time: business time is ${timeText(new Date(view.now))}`;
+    },
+  }),
+  action({
     name: 'set-fault',
     as: 'network',
     body: Type.Object({

@@ -14,7 +14,7 @@ import { CONTROL_ACTIONS } from './control-actions.ts';
 import { accountSummary, accountsWithBalances, chargesOf, clockOf, faultsOf, inboxOf, medsOf, transactionsOf, webhooksOf, type AccountSummary, type ConsoleContext } from './service.ts';
 import { accountHeader, chargeActions, chargesSection, medActions, medsSection, overviewActions } from './views/account.ts';
 import { accountsTable } from './views/accounts.ts';
-import { advanceByForm, advanceToForm, clockSection, directoryFaultForm, faultsSection, settlementFaultForm, webhookFaultForm } from './views/controls.ts';
+import { advanceByForm, advanceToForm, clockSection, directoryFaultForm, faultsSection, resetClockForm, settlementFaultForm, webhookFaultForm } from './views/controls.ts';
 import { externalKeyForm, incomingPixForm, incomingRefundForm, openMedForm, payBrCodeForm, settleForm } from './views/action-forms.ts';
 import { panel, type ViewContext } from './views/forms.ts';
 import { html, type SafeHtml } from './views/html.ts';
@@ -69,7 +69,7 @@ const clockPage: ConsolePage = {
     const clock = clockOf(ctx);
     if (!clock) return { title: 'The test clock', body: NO_CONTROLS };
     const note = 'Business time moves forward only, for every process on the database; whatever fell due meanwhile (expiries, settlements, retries) happens promptly, in order.';
-    const forms = [advanceByForm(view, 'by'), advanceToForm(view, 'to', clock)];
+    const forms = [advanceByForm(view, 'by'), advanceToForm(view, 'to', clock), resetClockForm(view, 'reset')];
     return { title: 'The test clock', body: html`${clockSection(clock)}<div class="panels">${panel('As the network', 'network-title', forms, note)}</div>` };
   },
 };

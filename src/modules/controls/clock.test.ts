@@ -8,6 +8,9 @@ import { startWebhookReceiver, type WebhookReceiver } from '../../../test/webhoo
 import { settleDue } from '../settlement/service.ts';
 import { deliverDue } from '../webhooks/delivery.ts';
 import { WebhookSender } from '../webhooks/sender.ts';
+import { Webhook } from 'standardwebhooks';
+import { runOperatorCommand } from '../../cli.ts';
+import { SandboxControls } from './service.ts';
 
 const DAY = 86_400;
 
@@ -135,6 +138,44 @@ describe('the test clock', () => {
     await deliver();
     assert.equal(arrived(), 2, 'the retry went once the clock passed it');
     rcv.respond = () => 200;
+  });
+
+  it('webhook signatures are on real time: Standard Webhooks verifies them two days ahead; the payload keeps business time', async () => {
+    await advance({ seconds: 2 * DAY });
+    const path = `/assinatura/${client.accountId}`;
+    const registered = await t.app.inject({ method: 'POST', url: '/api/webhooks', headers: client.headers, payload: { url: `${rcv.origin}${path}`, eventType: 'cash_in' } });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const secret = (await t.app.inject({ method: 'GET', url: '/api/webhooks/signing-secret', headers: client.headers })).json<{ secret: string }>().secret;
+    await incomingPix(t, await evpKey(t, client.accountId), '4.00');
+    await deliverDue({ db: t.db, clock: clock(), sender });
+    const [got] = rcv.received.filter((r) => r.path === path);
+    assert.ok(got, 'delivered');
+    // The library's own check: the timestamp within 5 minutes of this machine's time.
+    const payload = new Webhook(secret).verify(got.body, got.headers as Record<string, string>) as { data: Record<string, unknown> };
+    assert.ok(Math.abs(Number(got.headers['webhook-timestamp']) * 1000 - Date.now()) < 60_000, 'signed at the real time');
+    // The payload is business time's: the end-to-end id names the test clock's day (yyyyMMdd), two days ahead.
+    const businessDay = clock().now().toISOString().slice(0, 10).replaceAll('-', '');
+    assert.equal(String(payload.data.endToEndId).slice(9, 17), businessDay);
+    assert.notEqual(businessDay, new Date().toISOString().slice(0, 10).replaceAll('-', ''));
+  });
+
+  it('reset puts business time back at the real time, in every process (API, CLI); the clock goes on from there', async () => {
+    assert.ok(clock().offsetMs > 0);
+    const other = new SandboxControls(t.db, t.clock, { publicUrl: t.config.publicUrl });
+    await other.refresh();
+    assert.equal(other.clock.offsetMs, clock().offsetMs);
+    const reset = await t.app.inject({ method: 'POST', url: '/sandbox/clock/reset', headers: adminHeaders });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.deepEqual(reset.json(), { now: t.clock.now().toISOString(), offsetSeconds: 0 });
+    await other.refresh();
+    assert.equal(other.clock.offsetMs, 0, 'another process takes the reset at its next read');
+    await advance({ seconds: 60 });
+    await other.refresh();
+    assert.equal(other.clock.offsetMs, 60_000, 'and moves on with the clock after it');
+    const printed = JSON.parse(await runOperatorCommand(t.db, t.config, ['clock', 'reset'])) as { offsetSeconds: number };
+    assert.equal(printed.offsetSeconds, 0);
+    await t.controls!.refresh();
+    assert.equal(clock().offsetMs, 0, 'the CLI resets it for the service too');
   });
 
   it('every process reads the same offset from the database', async () => {

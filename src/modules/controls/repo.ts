@@ -4,14 +4,15 @@ import type { FaultEffect, FaultKind } from '../../db/schema.ts';
 
 /** The one row every process polls: the test clock's offset and the faults' version. */
 export function readState(db: DbExecutor) {
-  return db.selectFrom('sandbox_state').select(['clock_offset_ms', 'faults_version']).executeTakeFirstOrThrow();
+  return db.selectFrom('sandbox_state').select(['clock_offset_ms', 'clock_epoch', 'faults_version']).executeTakeFirstOrThrow();
 }
 
 /**
- * The console's marker of the clock and the faults: both only grow (an advance adds to the
- * offset, every change of the faults bumps the version), so their sum changes with either.
+ * The console's marker of the clock and the faults: the epoch, the offset and the faults'
+ * version together, so that an advance, a reset and every change of the faults change it.
  */
-export const changeMarker = (db: DbExecutor) => db.selectFrom('sandbox_state').select(sql<string>`clock_offset_ms + faults_version`.as('marker'));
+export const changeMarker = (db: DbExecutor) =>
+  db.selectFrom('sandbox_state').select(sql<string>`clock_epoch || ':' || clock_offset_ms || ':' || faults_version`.as('marker'));
 
 /** The console's markers of the inboxes: a new arrival (the newest id), and an inbox emptied (how many are kept). */
 export const inboxMarkers = [
@@ -20,23 +21,36 @@ export const inboxMarkers = [
 ] as const;
 
 /** Moves the offset forward by `byMs`; returns the new offset. */
-export async function advanceClockBy(db: DbExecutor, byMs: bigint): Promise<bigint> {
-  const row = await db
-    .updateTable('sandbox_state')
-    .set({ clock_offset_ms: sql<bigint>`clock_offset_ms + ${byMs}` })
-    .returning('clock_offset_ms')
-    .executeTakeFirstOrThrow();
-  return row.clock_offset_ms;
+/** The shared clock after a change: its offset, in its epoch. */
+export interface ClockReading {
+  clock_offset_ms: bigint;
+  clock_epoch: bigint;
 }
 
-/** Moves the offset forward to `offsetMs` unless it is already there or beyond; returns the offset. */
-export async function advanceClockTo(db: DbExecutor, offsetMs: bigint): Promise<bigint> {
-  const row = await db
+/** Puts the clock back at the real time: offset 0, in a new epoch. */
+export function resetClock(db: DbExecutor): Promise<ClockReading> {
+  return db
+    .updateTable('sandbox_state')
+    .set({ clock_offset_ms: 0n, clock_epoch: sql<bigint>`clock_epoch + 1` })
+    .returning(['clock_offset_ms', 'clock_epoch'])
+    .executeTakeFirstOrThrow();
+}
+
+export function advanceClockBy(db: DbExecutor, byMs: bigint): Promise<ClockReading> {
+  return db
+    .updateTable('sandbox_state')
+    .set({ clock_offset_ms: sql<bigint>`clock_offset_ms + ${byMs}` })
+    .returning(['clock_offset_ms', 'clock_epoch'])
+    .executeTakeFirstOrThrow();
+}
+
+/** Moves the offset forward to `offsetMs` unless it is already there or beyond. */
+export function advanceClockTo(db: DbExecutor, offsetMs: bigint): Promise<ClockReading> {
+  return db
     .updateTable('sandbox_state')
     .set({ clock_offset_ms: sql<bigint>`greatest(clock_offset_ms, ${offsetMs})` })
-    .returning('clock_offset_ms')
+    .returning(['clock_offset_ms', 'clock_epoch'])
     .executeTakeFirstOrThrow();
-  return row.clock_offset_ms;
 }
 
 export interface NewFault {

@@ -10,7 +10,7 @@ const common = { tags: ['Sandbox'], security: ADMIN_SECURITY };
 
 const ClockView = Type.Object({
   now: Timestamp('Business time: what every time rule of the service reads'),
-  offsetSeconds: Type.Integer({ minimum: 0, description: 'How far business time runs ahead of the real clock' }),
+  offsetSeconds: Type.Integer({ minimum: 0, description: 'How far business time runs ahead of the real clock (0 after a reset)' }),
 });
 
 const Fault = Type.Object({
@@ -69,6 +69,25 @@ export const controlRoutes =
       },
       async (request) => {
         const view = await controls.advance(request.body);
+        onAdvance();
+        return view;
+      },
+    );
+    app.post(
+      '/sandbox/clock/reset',
+      {
+        schema: {
+          ...common,
+          operationId: 'sandboxResetClock',
+          summary: 'Put business time back at the real time, for every process on the database',
+          description:
+            'The offset goes back to 0. What was made at a later business time keeps its times; what falls due (an expiry, a retry) waits for the real time to reach it. ' +
+            'Webhook signatures are on real time whatever the clock says.',
+          response: { 200: ClockView },
+        },
+      },
+      async () => {
+        const view = await controls.reset();
         onAdvance();
         return view;
       },

@@ -9,8 +9,9 @@ import { checkAdvance, checkFault, newFault, type AdvanceInput, type FaultInput 
 /**
  * The sandbox's controls of the simulated world, shared by every process on the database
  * through one polled row (docs/decisions/0034-test-clock-and-faults.md):
- * - the test clock: business time is the real time plus an offset that only grows, which every
- *   time rule reads (charge expiry, due dates, refund windows, settlement, retries);
+ * - the test clock: business time is the real time plus an offset that only grows until the
+ *   clock is reset, which every time rule reads (charge expiry, due dates, refund windows,
+ *   settlement, retries);
  * - faults: webhook deliveries under a URL prefix answered with a status, timing out or delayed;
  *   the directory unavailable (settlement faults are read by the settlement itself, in SQL; a
  *   transfer a delay holds says why through `pendingReason`).
@@ -51,7 +52,7 @@ export class SandboxControls {
 
   async #read(): Promise<void> {
     const state = await repo.readState(this.#db);
-    this.clock.advanceTo(Number(state.clock_offset_ms));
+    this.#take(state);
     if (state.faults_version !== this.#version) {
       this.#faults = await repo.listFaults(this.#db);
       this.#version = state.faults_version;
@@ -81,10 +82,23 @@ export class SandboxControls {
     return { now: this.clock.now().toISOString(), offsetSeconds: Math.floor(this.clock.offsetMs / 1000) };
   }
 
+  #take(reading: repo.ClockReading): void {
+    this.clock.advanceTo(Number(reading.clock_offset_ms), Number(reading.clock_epoch));
+  }
+
+  /**
+   * Puts business time back at the real time, for every process on the database. What was made
+   * at a later business time keeps its times; what falls due waits for the real time to reach it.
+   */
+  async reset(): Promise<{ now: string; offsetSeconds: number }> {
+    this.#take(await repo.resetClock(this.#db));
+    return this.view();
+  }
+
   /** Moves business time forward by `seconds`, or to `to` (never back): one of them. */
   async advance(input: AdvanceInput): Promise<{ now: string; offsetSeconds: number }> {
     checkAdvance(input);
-    let offset: bigint;
+    let offset: repo.ClockReading;
     if (input.seconds !== undefined) {
       offset = await repo.advanceClockBy(this.#db, BigInt(input.seconds) * 1000n);
     } else {
@@ -96,7 +110,7 @@ export class SandboxControls {
       }
       offset = await repo.advanceClockTo(this.#db, BigInt(wanted));
     }
-    this.clock.advanceTo(Number(offset));
+    this.#take(offset);
     return this.view();
   }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
 import { Webhook } from 'standardwebhooks';
+import { systemClock, type Clock } from '../../lib/clock.ts';
 import { Lru } from '../../lib/lru.ts';
 import {
   DEFAULT_PORT,
@@ -151,6 +152,12 @@ export interface SenderOptions {
   observe?: (attempt: Attempt) => void;
   /** The sandbox's webhook faults (modules/controls): the fault a delivery to `url` meets, if any. */
   faults?: (url: string) => Promise<SenderFault | null>;
+  /**
+   * The time signatures carry (`webhook-timestamp`): the real time, never the test clock's, or a
+   * receiver checking it against its own (Standard Webhooks allows 5 minutes) would refuse every
+   * delivery once the clock moved. Tests give a clock of their own.
+   */
+  realClock?: Clock;
 }
 
 /** A fault a delivery meets instead of its receiver's answer (sandbox only). */
@@ -202,6 +209,7 @@ export class WebhookSender {
   readonly #clientCertificate: (() => Promise<ClientCertificate | null>) | undefined;
   readonly #faults: SenderOptions['faults'];
   readonly #observe: SenderOptions['observe'];
+  readonly #realClock: Clock;
   #mutualAgent: Promise<Agent> | undefined;
 
   constructor(options: SenderOptions) {
@@ -211,6 +219,7 @@ export class WebhookSender {
     this.#clientCertificate = options.clientCertificate;
     this.#faults = options.faults;
     this.#observe = options.observe;
+    this.#realClock = options.realClock ?? systemClock;
     this.#agent = this.#makeAgent(trustFor(options.caFile));
   }
 
@@ -282,13 +291,13 @@ export class WebhookSender {
       // A slow answer: the request goes after the delay, within what is left of the limit.
       await sleep(fault.delayMs!);
     }
-    const attempt = done(await this.#post(message, sentAt, this.#timeoutMs - elapsed()));
+    const attempt = done(await this.#post(message, this.#timeoutMs - elapsed()));
     const error = fault ? faultedError(fault, attempt) : null;
     return error === null ? attempt : { ...attempt, error };
   }
 
   /** The request itself, with `budgetMs` for the whole of it (connection, answer and its body). */
-  async #post(message: Message, sentAt: Date, budgetMs: number): Promise<Outcome> {
+  async #post(message: Message, budgetMs: number): Promise<Outcome> {
     // The whole attempt (connection, answer and its body) within the limit. Not
     // AbortSignal.timeout: its timer and signal live the full timeout whatever the answer, so
     // under load a process held tens of thousands of them, promoted to the old generation and
@@ -299,13 +308,15 @@ export class WebhookSender {
     try {
       // IP literals never reach the lookup, so they are judged here.
       parseDestination(message.url, this.#policy);
+      // Signed at the real time; the payload and the log keep business time (the attempt's sentAt).
+      const signedAt = this.#realClock.now();
       const headers = {
         ...message.headers,
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
         'webhook-id': message.messageId,
-        'webhook-timestamp': Math.floor(sentAt.getTime() / 1000).toString(),
-        'webhook-signature': signatureHeader(message.secrets, message.messageId, sentAt, message.body),
+        'webhook-timestamp': Math.floor(signedAt.getTime() / 1000).toString(),
+        'webhook-signature': signatureHeader(message.secrets, message.messageId, signedAt, message.body),
       };
       const response = await request(message.url, {
         method: 'POST',

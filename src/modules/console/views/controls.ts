@@ -49,6 +49,15 @@ export function advanceByForm(view: ViewContext, p: string): SafeHtml {
   return formCard('Advance the clock', `${p}-title`, actionForm(view, 'advance-clock', { submit: 'Advance', fields: advanceByFields(p) }));
 }
 
+/** Puts the clock back at the real time. */
+export function resetClockForm(view: ViewContext, p: string): SafeHtml {
+  return formCard(
+    'Reset the clock',
+    `${p}-title`,
+    html`<p class="note">Business time goes back to the real time. What was made later keeps its times; what falls due waits for the real time to reach it.</p>${actionForm(view, 'reset-clock', { submit: 'Reset the clock', fields: [] })}`,
+  );
+}
+
 
 /**
  * The clock on another page (an account's charges, its webhooks): business time in a live line,
