@@ -405,6 +405,8 @@ export interface SandboxInboxTable {
   headers: ColumnType<Record<string, string>, string, string>;
   body: string;
   status: number;
+  /** The sub-path it came to (`/pix`: one segment), '' for the inbox itself. */
+  path: Generated<string>;
 }
 
 /** Tracing on: the traceparent of the request that made a transaction (migration 0006). */

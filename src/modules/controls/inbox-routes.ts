@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ADMIN_SECURITY, errorResponses, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -27,11 +28,13 @@ const MAX_HEADER_VALUE = 2048;
 const HOLD_MS = DELIVERY_TIMEOUT_MS + 1_000;
 
 const Name = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Any name: letters, digits, _ and -' });
+const SubPath = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'One segment under the inbox (pix, rec, cobr): letters, digits, _ and -' });
 const Arrival = Type.Object({
   id: Type.Integer(),
   receivedAt: Timestamp(),
   method: Type.String(),
   headers: Type.Record(Type.String(), Type.String()),
+  path: Type.String({ description: "The sub-path it came to ('/pix'), '' for the inbox itself" }),
   body: Type.String({ description: 'The body as text (UTF-8)' }),
   status: Type.Integer({ description: 'What the inbox answered: 200, or what a fault said' }),
 });
@@ -72,6 +75,37 @@ export const inboxReceiveRoute =
   async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    const receive = async (request: FastifyRequest<{ Params: { name: string; path?: string } }>, reply: FastifyReply) => {
+      const address = clientAddress(request, deps.trust);
+      if (!isLoopback(address)) {
+        const decision = await deps.arrivals.hit(failureSource(address), deps.realClock.now().getTime());
+        if (!decision.allowed) {
+          throw new AppError(429, 'RATE_LIMITED', `An inbox takes at most ${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address`, {
+            headers: { 'retry-after': String(decision.retryAfterSeconds) },
+          });
+        }
+      }
+      const { name } = request.params;
+      const path = request.params.path === undefined ? '' : `/${request.params.path}`;
+      const fault = await deps.controls.webhookFault(`${deps.controls.inboxUrl(name)}${path}`, 'inbox');
+      if (fault?.effect === 'delay') await sleep(fault.delayMs!);
+      if (fault?.effect === 'timeout') await sleep(HOLD_MS);
+      const status = fault?.effect === 'status' ? fault.status! : 200;
+      // Text columns take no NUL: shown as U+FFFD, as invalid UTF-8 is.
+      const body = Buffer.isBuffer(request.body) ? request.body.toString('utf8').replaceAll('\u0000', '\uFFFD') : '';
+      const id = await repo.recordArrival(
+        deps.db,
+        { name, path, receivedAt: deps.clock.now(), method: request.method, headers: recordedHeaders(request.headers), body, status },
+        INBOX_BOUNDS,
+      );
+      // The status a fault says, whatever the schema's: it is the point of the fault.
+      return reply.status(status).send({ received: true, id: Number(id) });
+    };
+    const description =
+      'No token: register `{PUBLIC_URL}/sandbox/inbox/{name}` as a webhook and read what arrived with GET. HTTP is allowed here (sandbox only). ' +
+      'Each inbox keeps its newest 200 arrivals within 1 MiB of bodies; 50 inboxes in all (a new one empties the one written to longest ago); ' +
+      "at most 600 arrivals a minute from one address other than the machine's own (429).";
+    const response = { 200: Type.Object({ received: Type.Literal(true), id: Type.Integer() }), ...errorResponses(400, 413, 429) };
     app.post(
       '/sandbox/inbox/:name',
       {
@@ -80,39 +114,27 @@ export const inboxReceiveRoute =
           security: [],
           operationId: 'sandboxInboxReceive',
           summary: 'A webhook inbox: records whatever is posted to it',
-          description:
-            'No token: register `{PUBLIC_URL}/sandbox/inbox/{name}` as a webhook and read what arrived with GET. HTTP is allowed here (sandbox only). ' +
-            'Each inbox keeps its newest 200 arrivals within 1 MiB of bodies; 50 inboxes in all (a new one empties the one written to longest ago); ' +
-            'at most 600 arrivals a minute from one address other than the machine\'s own (429).',
+          description,
           params: Type.Object({ name: Name }),
-          response: { 200: Type.Object({ received: Type.Literal(true), id: Type.Integer() }), ...errorResponses(400, 413, 429) },
+          response,
         },
       },
-      async (request, reply) => {
-        const address = clientAddress(request, deps.trust);
-        if (!isLoopback(address)) {
-          const decision = await deps.arrivals.hit(failureSource(address), deps.realClock.now().getTime());
-          if (!decision.allowed) {
-            throw new AppError(429, 'RATE_LIMITED', `An inbox takes at most ${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address`, {
-              headers: { 'retry-after': String(decision.retryAfterSeconds) },
-            });
-          }
-        }
-        const fault = await deps.controls.webhookFault(deps.controls.inboxUrl(request.params.name), 'inbox');
-        if (fault?.effect === 'delay') await sleep(fault.delayMs!);
-        if (fault?.effect === 'timeout') await sleep(HOLD_MS);
-        const status = fault?.effect === 'status' ? fault.status! : 200;
-        // Text columns take no NUL: shown as U+FFFD, as invalid UTF-8 is.
-        const body = Buffer.isBuffer(request.body) ? request.body.toString('utf8').replaceAll('\u0000', '\uFFFD') : '';
-        const id = await repo.recordArrival(
-          deps.db,
-          { name: request.params.name, receivedAt: deps.clock.now(), method: request.method, headers: recordedHeaders(request.headers), body, status },
-          INBOX_BOUNDS,
-        );
-        // The status a fault says, whatever the schema's: it is the point of the fault.
-        if (status !== 200) return reply.status(status as 200).send({ received: true, id: Number(id) });
-        return { received: true as const, id: Number(id) };
+      receive,
+    );
+    app.post(
+      '/sandbox/inbox/:name/:path',
+      {
+        schema: {
+          tags: ['Sandbox'],
+          security: [],
+          operationId: 'sandboxInboxReceiveAtPath',
+          summary: 'A sub-path of a webhook inbox (BCB callbacks: {webhookUrl}/pix, /rec, /cobr): recorded in the inbox with its path',
+          description,
+          params: Type.Object({ name: Name, path: SubPath }),
+          response,
+        },
       },
+      receive,
     );
   };
 
@@ -136,7 +158,7 @@ export const inboxReadRoutes =
       async (request) => {
         const rows = await repo.listArrivals(deps.db, request.params.name, INBOX_KEEP);
         return {
-          data: rows.map((r) => ({ id: Number(r.id), receivedAt: r.received_at.toISOString(), method: r.method, headers: r.headers, body: r.body, status: r.status })),
+          data: rows.map((r) => ({ id: Number(r.id), receivedAt: r.received_at.toISOString(), method: r.method, path: r.path, headers: r.headers, body: r.body, status: r.status })),
         };
       },
     );

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { assertError } from '../../../test/assertions.ts';
-import { createClient, evpKey, incomingPix, type TestClient } from '../../../test/factories.ts';
+import { createClient, evpKey, incomingPix, operator, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { freePort } from '../../../test/processes.ts';
 import { senderFaults } from '../../app.ts';
@@ -13,6 +13,7 @@ import { INBOX_ARRIVALS_PER_MINUTE, INBOX_BOUNDS } from './inbox-routes.ts';
 interface Arrival {
   id: number;
   method: string;
+  path: string;
   headers: Record<string, string>;
   body: string;
   status: number;
@@ -82,6 +83,29 @@ describe('the webhook inbox', () => {
     assert.equal(arrival.status, 200);
     assert.match(arrival.headers['webhook-signature']!, /^v1,/);
     assert.deepEqual(JSON.parse(arrival.body).data.payment, { amount: '4.20', currency: 'BRL' });
+  });
+
+  it("a key's webhook (/v2) may point at it: its callbacks arrive at the sub-path /pix, shown with each arrival", async () => {
+    const key = await evpKey(t, client.accountId);
+    const webhookUrl = `${publicUrl}/sandbox/inbox/v2hook`;
+    const put = await t.app.inject({ method: 'PUT', url: `/v2/webhook/${key}`, headers: client.headers, payload: { webhookUrl } });
+    assert.equal(put.statusCode, 200, put.body);
+    const cob = await t.app.inject({ method: 'POST', url: '/v2/cob', headers: client.headers, payload: { calendario: { expiracao: 3600 }, valor: { original: '6.10' }, chave: key } });
+    const { txid } = cob.json<{ txid: string }>();
+    await operator(t).incomingPix({ pixKey: key, amount: '6.10', txid, payer: { name: 'Pagador', document: randomCpf() } });
+    await deliverDue({ db: t.db, clock: t.controls!.clock, sender });
+    const arrivals = await list('v2hook');
+    const callback = arrivals.find((a) => a.path === '/pix');
+    assert.ok(callback, `a callback at /pix: ${JSON.stringify(arrivals.map((a) => a.path))}`);
+    assert.equal(callback.status, 200);
+    assert.equal(JSON.parse(callback.body).pix[0].txid, txid);
+    // A sub-path of its own makes the callbacks' a second one, which no inbox takes: refused now, saying why.
+    const deep = await t.app.inject({ method: 'PUT', url: `/v2/webhook/${key}`, headers: client.headers, payload: { webhookUrl: `${webhookUrl}/mais` } });
+    assert.equal(deep.statusCode, 400, deep.body);
+    const problem = deep.json<{ detail: string; violacoes: { propriedade: string }[] }>();
+    assert.match(problem.detail, /callbacks go to .*\/sandbox\/inbox\/v2hook\/mais\/pix, where they cannot be delivered/);
+    assert.deepEqual(problem.violacoes.map((v) => v.propriedade), ['webhookUrl']);
+    assert.equal((await t.app.inject({ method: 'POST', url: '/sandbox/inbox/v2hook/a/b', payload: 'x', headers: { 'content-type': 'text/plain' } })).statusCode, 404);
   });
 
   it('a fault on the inbox URL is answered by the inbox itself, which records what it answered; the retry then lands', async () => {

@@ -154,13 +154,21 @@ export interface InboxBounds {
  */
 export async function recordArrival(
   db: Db,
-  arrival: { name: string; receivedAt: Date; method: string; headers: Record<string, string>; body: string; status: number },
+  arrival: { name: string; path: string; receivedAt: Date; method: string; headers: Record<string, string>; body: string; status: number },
   bounds: InboxBounds,
 ) {
   const known = await db.selectFrom('sandbox_inbox').select('id').where('name', '=', arrival.name).limit(1).executeTakeFirst();
   const row = await db
     .insertInto('sandbox_inbox')
-    .values({ name: arrival.name, received_at: arrival.receivedAt, method: arrival.method, headers: JSON.stringify(arrival.headers), body: arrival.body, status: arrival.status })
+    .values({
+      name: arrival.name,
+      path: arrival.path,
+      received_at: arrival.receivedAt,
+      method: arrival.method,
+      headers: JSON.stringify(arrival.headers),
+      body: arrival.body,
+      status: arrival.status,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await sql`

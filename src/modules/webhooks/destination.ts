@@ -82,15 +82,16 @@ export interface DestinationPolicy {
 }
 
 export const INBOX_PATH = '/sandbox/inbox';
-const INBOX_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** An inbox's name, and one segment of sub-path under it (BCB's callbacks add `/pix`, `/rec`, `/cobr`). */
+const INBOX_TARGET = /^[A-Za-z0-9_-]{1,64}(\/[A-Za-z0-9_-]{1,64})?$/;
 
 /** The address of the service's own inbox `name`, under PUBLIC_URL. */
 export const inboxUrl = (publicUrl: string, name: string) => `${publicUrl}${INBOX_PATH}/${name}`;
 
-/** True for a URL of the service's own webhook inbox, when the policy has one. */
+/** True for a URL of the service's own webhook inbox (or a sub-path of one), when the policy has one. */
 export function isOwnInbox(policy: Pick<DestinationPolicy, 'ownInbox'>, raw: string): boolean {
   const prefix = policy.ownInbox;
-  return prefix !== undefined && raw.startsWith(prefix) && INBOX_NAME.test(raw.slice(prefix.length));
+  return prefix !== undefined && raw.startsWith(prefix) && INBOX_TARGET.test(raw.slice(prefix.length));
 }
 
 /** Production's rules: public addresses on port 443 only. */

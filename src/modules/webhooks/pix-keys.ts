@@ -1,5 +1,5 @@
 import type { Db } from '../../db/client.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { AppError, badRequest, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseDateBound } from '../../lib/dates.ts';
@@ -29,9 +29,25 @@ const stored = (chave: string) => parsePixKey(chave)?.key ?? chave;
 
 const noWebhook = () => notFound('WEBHOOK_NOT_FOUND', 'No webhook is registered for this key');
 
+/**
+ * The callbacks of a webhook go to `{webhookUrl}/pix`: a URL whose callbacks could never be
+ * delivered (the service's own inbox under a sub-path of its own, where the callback's would be
+ * a second one) is refused when it is registered, with the reason, not at every callback.
+ */
+async function deliverableCallbacks(webhookUrl: string, policy: DestinationPolicy): Promise<void> {
+  const callback = callbackUrl(webhookUrl);
+  try {
+    await destination(callback, policy);
+  } catch (error) {
+    if (!(error instanceof AppError)) throw error;
+    throw new AppError(400, 'INVALID_WEBHOOK_URL', `webhookUrl: its callbacks go to ${callback}, where they cannot be delivered (${error.message})`, { field: 'webhookUrl' });
+  }
+}
+
 /** Registers or replaces the URL of a key's webhook; callbacks still to deliver go to the new one. */
 export async function putKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, chave: string, webhookUrl: string) {
   const url = await destination(webhookUrl, deps.policy, 'webhookUrl');
+  await deliverableCallbacks(url, deps.policy);
   const key = stored(chave);
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {

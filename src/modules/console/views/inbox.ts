@@ -6,6 +6,8 @@ export interface InboxArrival {
   readonly id: bigint;
   readonly received_at: Date;
   readonly method: string;
+  /** The sub-path it came to (`/pix`), '' for the inbox itself. */
+  readonly path: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
   readonly status: number;
@@ -45,7 +47,7 @@ export function inboxHeader(view: ViewContext, inbox: InboxView): SafeHtml {
   <h2 id="inbox-url-title">Register this URL as a webhook</h2>
   <p><code id="inbox-url" class="brcode">${inbox.url}</code></p>
   <p><button type="button" class="quiet" data-copy="inbox-url" data-copy-what="The inbox URL">Copy<span class="visually-hidden"> the URL of the inbox ${inbox.name}</span></button></p>
-  <p class="note">Plain HTTP is allowed for this one destination (sandbox only). The inbox answers 200, or what a webhook fault on its URL says, and keeps the last 200 arrivals.</p>
+  <p class="note">Plain HTTP is allowed for this one destination (sandbox only), and for one sub-path under it (BCB's callbacks go to a webhook's URL plus <code>/pix</code>, <code>/rec</code> or <code>/cobr</code>: they arrive here with it). The inbox answers 200, or what a webhook fault on its URL says, and keeps the last 200 arrivals.</p>
   ${actionForm(view, 'clear-inbox', { submit: 'Empty the inbox', tone: 'danger', label: `Empty the inbox ${inbox.name}`, fields: hidden('name', inbox.name) })}
 </section>
 </div>`;
@@ -57,7 +59,7 @@ function arrivalRow(a: InboxArrival): SafeHtml {
   return html`<tr>
   <th scope="row">${id}</th>
   <td>${time(a.received_at)}</td>
-  <td>${a.method}</td>
+  <td>${a.method}${a.path ? html` <code>${a.path}</code>` : ''}</td>
   <td><span class="badge ${a.status < 300 ? 'confirmed' : 'error'}">${a.status}</span></td>
   <td><details id="arrival-${id}"><summary>Headers and body<span class="visually-hidden"> of arrival ${id}</span></summary>
     <h4>Headers</h4>${headers.length === 0 ? html`<p class="none">none</p>` : html`<dl class="headers">${headers.map(([name, value]) => html`<div><dt>${name}</dt><dd><code>${value}</code></dd></div>`)}</dl>`}
@@ -75,7 +77,7 @@ ${
     ? html`<p>Nothing arrived yet.</p>`
     : html`<div class="table-wrap"><table>
 <caption class="visually-hidden">Requests that arrived at the inbox ${inbox.name}, newest first</caption>
-<thead><tr><th scope="col">Id</th><th scope="col">Received</th><th scope="col">Method</th><th scope="col">Answered</th><th scope="col">Request</th></tr></thead>
+<thead><tr><th scope="col">Id</th><th scope="col">Received</th><th scope="col">Method and sub-path</th><th scope="col">Answered</th><th scope="col">Request</th></tr></thead>
 <tbody>${inbox.arrivals.map(arrivalRow)}</tbody>
 </table></div>`
 }
