@@ -66,6 +66,36 @@ function recordedHeaders(raw: Record<string, string | string[] | undefined>): Re
   return out;
 }
 
+/** Records an arrival at an inbox (or a sub-path of one), after the limit per source and the faults on its URL. */
+function receiveArrival(deps: InboxReceiveDeps) {
+  return async (request: FastifyRequest<{ Params: { name: string; path?: string } }>, reply: FastifyReply) => {
+    const address = clientAddress(request, deps.trust);
+    if (!isLoopback(address)) {
+      const decision = await deps.arrivals.hit(failureSource(address), deps.realClock.now().getTime());
+      if (!decision.allowed) {
+        throw new AppError(429, 'RATE_LIMITED', `An inbox takes at most ${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address`, {
+          headers: { 'retry-after': String(decision.retryAfterSeconds) },
+        });
+      }
+    }
+    const { name } = request.params;
+    const path = request.params.path === undefined ? '' : `/${request.params.path}`;
+    const fault = await deps.controls.webhookFault(`${deps.controls.inboxUrl(name)}${path}`, 'inbox');
+    if (fault?.effect === 'delay') await sleep(fault.delayMs!);
+    if (fault?.effect === 'timeout') await sleep(HOLD_MS);
+    const status = fault?.effect === 'status' ? fault.status! : 200;
+    // Text columns take no NUL: shown as U+FFFD, as invalid UTF-8 is.
+    const body = Buffer.isBuffer(request.body) ? request.body.toString('utf8').replaceAll('\u0000', '\uFFFD') : '';
+    const id = await repo.recordArrival(
+      deps.db,
+      { name, path, receivedAt: deps.clock.now(), method: request.method, headers: recordedHeaders(request.headers), body, status },
+      INBOX_BOUNDS,
+    );
+    // The status a fault says, whatever the schema's: it is the point of the fault.
+    return reply.status(status).send({ received: true, id: Number(id) });
+  };
+}
+
 /**
  * POST /sandbox/inbox/{name}: public (webhooks post to it), any body and content type, recorded
  * as it came; it answers 200, or what a webhook fault on its URL says (docs/guide/sandbox.md).
@@ -75,32 +105,7 @@ export const inboxReceiveRoute =
   async (app) => {
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-    const receive = async (request: FastifyRequest<{ Params: { name: string; path?: string } }>, reply: FastifyReply) => {
-      const address = clientAddress(request, deps.trust);
-      if (!isLoopback(address)) {
-        const decision = await deps.arrivals.hit(failureSource(address), deps.realClock.now().getTime());
-        if (!decision.allowed) {
-          throw new AppError(429, 'RATE_LIMITED', `An inbox takes at most ${INBOX_ARRIVALS_PER_MINUTE} arrivals a minute from one address`, {
-            headers: { 'retry-after': String(decision.retryAfterSeconds) },
-          });
-        }
-      }
-      const { name } = request.params;
-      const path = request.params.path === undefined ? '' : `/${request.params.path}`;
-      const fault = await deps.controls.webhookFault(`${deps.controls.inboxUrl(name)}${path}`, 'inbox');
-      if (fault?.effect === 'delay') await sleep(fault.delayMs!);
-      if (fault?.effect === 'timeout') await sleep(HOLD_MS);
-      const status = fault?.effect === 'status' ? fault.status! : 200;
-      // Text columns take no NUL: shown as U+FFFD, as invalid UTF-8 is.
-      const body = Buffer.isBuffer(request.body) ? request.body.toString('utf8').replaceAll('\u0000', '\uFFFD') : '';
-      const id = await repo.recordArrival(
-        deps.db,
-        { name, path, receivedAt: deps.clock.now(), method: request.method, headers: recordedHeaders(request.headers), body, status },
-        INBOX_BOUNDS,
-      );
-      // The status a fault says, whatever the schema's: it is the point of the fault.
-      return reply.status(status).send({ received: true, id: Number(id) });
-    };
+    const receive = receiveArrival(deps);
     const description =
       'No token: register `{PUBLIC_URL}/sandbox/inbox/{name}` as a webhook and read what arrived with GET. HTTP is allowed here (sandbox only). ' +
       'Each inbox keeps its newest 200 arrivals within 1 MiB of bodies; 50 inboxes in all (a new one empties the one written to longest ago); ' +
