@@ -6,7 +6,7 @@ import { randomAlphanumeric } from '../../lib/ids.ts';
 import { centavosToNumber, formatCentavos, parseDecimal } from '../../lib/money.ts';
 import { createCharge } from '../charges/service.ts';
 import { closeMed, openMed } from '../meds/service.ts';
-import { payBrCode } from '../payer/service.ts';
+import { payBrCode, type PayerPayment } from '../payer/service.ts';
 import { requestRefund } from '../refunds/service.ts';
 import { receiveIncomingPix, receiveIncomingRefund, registerExternalKey, settleNow } from '../sandbox/service.ts';
 import { createTransfer } from '../transfers/service.ts';
@@ -47,6 +47,15 @@ export function amountOf(text: string, field = 'amount'): string {
 const brlOf = (decimal: string) => brl(parseDecimal(decimal)!);
 const Payer = { payerName: Required(140), payerDocument: Required(18) };
 
+/** What a BR Code's payment paid, in words: a charge, a Pix carrying a txid no charge has, or one to another institution. */
+function paidText(paid: PayerPayment): string {
+  const amount = brlOf(paid.amount);
+  if (paid.paid === 'charge') return `The charge ${paid.txid} was paid: ${amount}`;
+  const carried = paid.txid ? `, carrying the txid ${paid.txid} (no charge of the account has it)` : '';
+  if (paid.paid === 'key') return `A Pix of ${amount} was paid to the key ${paid.key}${carried}`;
+  return `A Pix of ${amount} was paid to the key ${paid.key} at another institution${carried.replace(' (no charge of the account has it)', '')}: simulated, nothing is credited here`;
+}
+
 export const NETWORK_ACTIONS: readonly ConsoleAction[] = [
   action({
     name: 'incoming-pix',
@@ -68,7 +77,7 @@ export const NETWORK_ACTIONS: readonly ConsoleAction[] = [
       const amount = given(b.amount);
       const input = { pixCopiaECola: b.pixCopiaECola.trim(), payer: { name: b.payerName.trim(), document: b.payerDocument } };
       const paid = await payBrCode(ctx.payer, amount ? { ...input, amount: amountOf(amount) } : input);
-      return `The BR Code was paid: ${brlOf(paid.amount)}${paid.txid ? ` for txid ${paid.txid}` : ''} (endToEndId ${paid.endToEndId})`;
+      return `${paidText(paid)} (endToEndId ${paid.endToEndId})`;
     },
   }),
   action({

@@ -64,6 +64,9 @@ describe("The payer against the service's own locations and views", () => {
   after(() => t?.close());
 
   /** A cob created at PUT /v2/cob/{txid}: its txid and pixCopiaECola. */
+  /** The holder's available balance, as GET /balance says it. */
+  const balanceOf = async () => (await t.app.inject({ method: 'GET', url: '/balance', headers: holder.headers })).json<{ netBalance: number }>().netBalance;
+
   async function cob(valor: Json, calendario: Json = {}): Promise<{ txid: string; code: string }> {
     const txid = newTxid();
     const res = await v2('PUT', `/cob/${txid}`, { calendario, valor, chave: key });
@@ -119,16 +122,31 @@ describe("The payer against the service's own locations and views", () => {
       assert.ok(!('txid' in (await pixOf(payment.endToEndId))));
     });
 
-    it("201: the txid of an ATIVA charge pays it; once it is paid, the same code is a Pix carrying that txid", async () => {
+    it("201: the txid of an ATIVA charge pays it; once it is paid, the same code is refused (CHARGE_NOT_ACTIVE), nothing credited", async () => {
       const { txid } = await cob({ original: '7.00' });
       const code = buildBrCode({ key, amountCentavos: 700n, merchantName: 'Loja', merchantCity: 'SAO PAULO', txid });
       const first = paid(await pay({ pixCopiaECola: code }));
       const charge = (await v2('GET', `/cob/${txid}`)).json<{ status: string; pix: { endToEndId: string }[] }>();
       assert.deepEqual([charge.status, charge.pix.map((p) => p.endToEndId)], ['CONCLUIDA', [first.endToEndId]]);
-      const second = paid(await pay({ pixCopiaECola: code }));
-      assert.equal((await pixOf(second.endToEndId)).txid, txid);
-      const after = (await v2('GET', `/cob/${txid}`)).json<{ pix: { endToEndId: string }[] }>();
-      assert.deepEqual(after.pix.map((p) => p.endToEndId), [first.endToEndId], 'the charge keeps the Pix that paid it');
+      const before = await balanceOf();
+      assertRefused(await pay({ pixCopiaECola: code }), 'CHARGE_NOT_ACTIVE', new RegExp(`txid ${txid} is a charge of the key's account that is CONCLUIDA \\(already paid\\)`));
+      assert.equal(await balanceOf(), before, 'nothing credited');
+    });
+
+    it("422: the static code of a charge that expired or was removed is refused with the reason; the charge stays as it was", async () => {
+      const expiring = await cob({ original: '3.00' }, { expiracao: 60 });
+      const code = (txid: string, centavos: bigint) => buildBrCode({ key, amountCentavos: centavos, merchantName: 'Loja', merchantCity: 'SAO PAULO', txid });
+      await t.app.inject({ method: 'POST', url: '/sandbox/clock/advance', headers: adminHeaders, payload: { seconds: 61 } });
+      const before = await balanceOf();
+      assertRefused(await pay({ pixCopiaECola: code(expiring.txid, 300n) }), 'CHARGE_EXPIRED', /expired at/);
+      const removed = await cob({ original: '4.00' });
+      assert.equal((await v2('PATCH', `/cob/${removed.txid}`, { status: 'REMOVIDA_PELO_USUARIO_RECEBEDOR' })).statusCode, 200);
+      assertRefused(await pay({ pixCopiaECola: code(removed.txid, 400n) }), 'CHARGE_NOT_ACTIVE', /REMOVIDA_PELO_USUARIO_RECEBEDOR \(removed by the receiver\)/);
+      assert.equal(await balanceOf(), before, 'nothing credited');
+      const statuses = await Promise.all([expiring.txid, removed.txid].map(async (txid) => (await v2('GET', `/cob/${txid}`)).json<{ status: string }>().status));
+      assert.deepEqual(statuses, ['REMOVIDA_PELO_PSP', 'REMOVIDA_PELO_USUARIO_RECEBEDOR']);
+      // The tests after this one read business time as the real one.
+      await t.app.inject({ method: 'POST', url: '/sandbox/clock/reset', headers: adminHeaders });
     });
 
     it('422 BRCODE_INVALID: a txid that is not 1 to 35 characters of [a-zA-Z0-9]', async () => {

@@ -46,6 +46,10 @@ export interface PayerPayment {
   transactionId: number | null;
   amount: string;
   txid: string | null;
+  /** What was paid: a charge of this service (its txid), a Pix to a key of this service, or one to another institution's. */
+  paid: 'charge' | 'key' | 'elsewhere';
+  /** The key paid (static codes). */
+  key?: string;
 }
 
 /** IBGE code of São Paulo: the payer's municipality sent as a cobv location's codMun. */
@@ -96,8 +100,9 @@ async function payStatic(deps: PayerDeps, code: BrCode, payment: Payment): Promi
 
 /**
  * A Pix to a key, carrying a txid when the code has one: to a key of this service it is an
- * incoming Pix, which pays the account's charge of that txid when one is ATIVA and otherwise
- * only carries the txid; to another institution's key it is only simulated.
+ * incoming Pix. A txid that names a charge of the key's account pays that charge, under its
+ * rules: one expired, removed or already paid is refused with the reason, whatever code carries
+ * its txid. Any other txid is only carried. To another institution's key it is only simulated.
  */
 async function payKey(deps: PayerDeps, terms: { txid: string | null } & Omit<PayloadTerms, 'txid'>, payment: Payment): Promise<PayerPayment> {
   const parsed = parsePixKey(terms.chave);
@@ -107,17 +112,33 @@ async function payKey(deps: PayerDeps, terms: { txid: string | null } & Omit<Pay
   const amount = formatCentavos(terms.amountCentavos);
   if (key.account_id === null) {
     const endToEndId = pixIdentifier('E', payment.payer.ispb ?? SANDBOX_PAYER_ISPB, payment.paidAt);
-    return { endToEndId, transactionId: null, amount, txid: terms.txid };
+    return { endToEndId, transactionId: null, amount, txid: terms.txid, paid: 'elsewhere', key: parsed.key };
+  }
+  const charge = terms.txid === null ? undefined : await chargeOfTxid(deps, key.account_id, terms.txid);
+  if (charge) {
+    const status = effectiveStatus(charge, payment.paidAt);
+    // The PSP removes a charge when it expires, and for nothing else.
+    if (status === 'REMOVIDA_PELO_PSP') throw chargeExpired(charge);
+    if (status !== 'ATIVA') {
+      const why = status === 'CONCLUIDA' ? 'already paid' : 'removed by the receiver';
+      throw unprocessable('CHARGE_NOT_ACTIVE', `The code's txid ${terms.txid} is a charge of the key's account that is ${status} (${why}): it cannot be paid`);
+    }
   }
   const received = await receiveIncomingPix(deps, {
     pixKey: parsed.key,
     amount,
     payer: payment.payer,
     txid: terms.txid ?? undefined,
-    txidOf: 'code',
+    // A charge's txid pays it (its rules apply); another only rides on the Pix.
+    txidOf: charge ? 'charge' : 'code',
     receivedAt: payment.paidAt.toISOString(),
   });
-  return { ...received, amount, txid: terms.txid };
+  return { ...received, amount, txid: terms.txid, paid: charge ? 'charge' : 'key', key: parsed.key };
+}
+
+/** The account's charge (cob or cobv) with this txid: txids are unique per account. */
+async function chargeOfTxid(deps: PayerDeps, accountId: bigint, txid: string): Promise<ChargeRow | undefined> {
+  return (await findCharge(deps.db, accountId, txid, 'cob')) ?? (await findCharge(deps.db, accountId, txid, 'cobv'));
 }
 
 interface Target {
@@ -250,5 +271,5 @@ async function payLocation(deps: PayerDeps, token: string, terms: PayloadTerms, 
     at: payment.paidAt,
     now: deps.clock.now(),
   });
-  return { ...paid, amount: formatCentavos(amountCentavos), txid: terms.txid };
+  return { ...paid, amount: formatCentavos(amountCentavos), txid: terms.txid, paid: 'charge' };
 }

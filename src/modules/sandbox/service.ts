@@ -69,17 +69,17 @@ export interface IncomingPixInput {
   txid?: string | undefined;
   /**
    * What `txid` is: 'charge' (the default, POST /sandbox/pix/incoming) names a charge of the
-   * account, which the PIX pays; 'code' is the txid a payer read from a static BR Code: it pays
-   * the account's charge of that txid when that charge is ATIVA at receivedAt, and is otherwise
-   * only carried by the PIX (a receiver may give any txid of 1 to 35 characters to its codes).
+   * account, which the PIX pays under its rules; 'code' is the txid a payer read from a static
+   * BR Code that names no charge of the account: only carried by the PIX (a receiver may give any
+   * txid of 1 to 35 characters to its codes). A charge made with it meanwhile is paid.
    */
   txidOf?: 'charge' | 'code' | undefined;
   receivedAt?: string | undefined;
   description?: string | undefined;
 }
 
-/** The refusals of a charge payment after which the txid of a static code is only carried: no charge, or none ATIVA. */
-const NO_ACTIVE_CHARGE: readonly string[] = ['CHARGE_NOT_FOUND', 'CHARGE_NOT_ACTIVE'];
+/** The refusal of a charge payment after which the txid of a static code is only carried: no such charge. */
+const NO_ACTIVE_CHARGE: readonly string[] = ['CHARGE_NOT_FOUND'];
 
 /** A PIX arrives from another institution to the account owning `pixKey`, carrying `txid` when given. */
 export async function receiveIncomingPix(deps: SandboxDeps, input: IncomingPixInput) {
