@@ -290,7 +290,7 @@ async function againstRunning(given: string): Promise<void> {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PIX_API_URL must be an http or https address (got ${JSON.stringify(given)})`);
   const adminToken = process.env.ADMIN_TOKEN;
-  if (!adminToken) throw new Error('PIX_API_URL needs ADMIN_TOKEN: the admin token the service printed at start (npm start also writes it to data/demo/admin-token)');
+  if (!adminToken) throw new Error('PIX_API_URL needs ADMIN_TOKEN: the admin token the service printed at start (npm start keeps it in data/admin-token)');
   const base = url.origin + url.pathname.replace(/\/+$/, '');
   await runDemo(base, `${base} (running)`, adminToken, (operator) => serviceInbox(base, operator));
 }

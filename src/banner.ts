@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { formatCentavos } from './lib/money.ts';
 import { DEMO_OPENING_CENTAVOS, type DemoOutcome } from './modules/admin/demo.ts';
@@ -42,13 +43,19 @@ function demoLines(address: string, outcome: DemoOutcome): string[] {
   return lines;
 }
 
-/** What a start prints once its listeners are bound and its worker runs. */
+/** The rule that sets the banner apart from the log's JSON lines around it. */
+const RULE = '─'.repeat(78);
+
+/** What a start prints once its listeners are bound and its worker runs: framed, apart from the log lines. */
 export function banner({ config, addresses, database, demo }: BannerFacts): string {
   const lines = [`Pix API (${config.mode}) listening on ${addresses.main}   docs: ${addresses.main}/docs`];
+  if (config.mode === 'sandbox') lines.push(`Console: ${addresses.main}/console (sign in with the ADMIN_TOKEN)`);
   if (addresses.admin) lines.push(`Operator API (/admin/*) listening on ${addresses.admin}`);
   const embedded = config.databaseUrl ? '' : ' (PGlite, sandbox only: it never fsyncs)';
   lines.push(`Database: ${database}${embedded}`);
-  if (config.adminTokenGenerated) lines.push(`ADMIN_TOKEN for /admin/* and /sandbox/* (this run only): ${config.adminToken}`);
+  if (config.adminTokenGenerated) {
+    lines.push(`ADMIN_TOKEN for /admin/*, /sandbox/* and the console (kept in ${shellPath(join(config.dataDir, 'admin-token'))} until ADMIN_TOKEN is set): ${config.adminToken}`);
+  }
   if (demo) lines.push(...demoLines(addresses.main, demo));
-  return lines.join('\n');
+  return ['', RULE, ...lines, RULE, ''].join('\n');
 }

@@ -17,7 +17,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { SandboxControls } from './modules/controls/service.ts';
 import { loggerOptions } from './http/logging.ts';
 import { ensureDemoAccount, type DemoOptions } from './modules/admin/demo.ts';
-import { writeAdminTokenFile } from './modules/admin/demo-files.ts';
+import { keptAdminToken, pointCurrentDemo, writeAdminTokenFile } from './modules/admin/demo-files.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { webhookClientCertificate } from './modules/webhooks/client-certificate.ts';
 import { WebhookSender, type Attempt } from './modules/webhooks/sender.ts';
@@ -216,7 +216,10 @@ async function serve(config: Config, taken: Resources): Promise<Log> {
     config.mode === 'sandbox'
       ? await throughFailover(config, () => ensureDemoAccount(database.db, { dataDir: config.dataDir, ispb: config.pspIspb, database: described }))
       : null;
-  if (demo) writeAdminTokenFile(demo.dir, config.adminTokenGenerated ? config.adminToken : null);
+  if (demo) {
+    writeAdminTokenFile(demo.dir, config.adminTokenGenerated ? config.adminToken : null);
+    pointCurrentDemo(config.dataDir, demo.dir);
+  }
   worker.start();
   const identity = await throughFailover(config, () => databaseIdentity(database.db));
   process.stdout.write(`${banner({ config, addresses, database: `${described.description}, id ${identity.id}`, demo })}\n`);
@@ -301,13 +304,22 @@ async function withPortChosen(config: Config, command: string): Promise<Config> 
   return loadConfig({ ...process.env, PORT: String(port) });
 }
 
+/**
+ * A sandbox with no ADMIN_TOKEN set keeps the one it made under DATA_DIR (the service and its
+ * workers share it, and it outlives a restart); production requires one.
+ */
+function withKeptAdminToken(config: Config, command: string): Config {
+  if (config.mode !== 'sandbox' || !config.adminTokenGenerated || (command !== 'serve' && command !== 'worker')) return config;
+  return Object.freeze({ ...config, adminToken: keptAdminToken(config.dataDir, config.adminToken).token });
+}
+
 async function main(argv: string[], telemetry: (() => Promise<void>) | undefined): Promise<void> {
   const [command = 'serve', ...rest] = argv;
   if (command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  const config = await withPortChosen(loadConfig(), command);
+  const config = withKeptAdminToken(await withPortChosen(loadConfig(), command), command);
   const taken = new Resources();
   // Released last: the spans of everything else's shutdown are sent before the process ends.
   if (telemetry) taken.add('telemetry', telemetry);

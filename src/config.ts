@@ -35,7 +35,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly mode: 'sandbox' | 'production';
   readonly adminToken: string;
-  /** True when ADMIN_TOKEN was generated at start (sandbox), so it is printed. */
+  /** True when ADMIN_TOKEN is not set (sandbox): the one kept under DATA_DIR is used, and printed. */
   readonly adminTokenGenerated: boolean;
   readonly pspIspb: string;
   /** Webhook destinations on private and loopback addresses (default: true in sandbox mode). */

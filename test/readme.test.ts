@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, matchesGlob, normalize } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { OPERATOR_USAGE } from '../src/cli.ts';
 import { checkCommand, packageJson, readRepo, ROOT, simpleCommands, usageCommands, type CommandContext } from './readme/commands.ts';
@@ -123,15 +124,21 @@ describe('the README and the guides, run as written', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the first start prints what the quick start says, and writes every data/demo file it names', () => {
+  it('the first start prints what the quick start says, and writes every data/current file it names', () => {
     // "prints its credentials, the ADMIN_TOKEN of this run and a ready curl line"
     for (const printed of [/clientId: +pix_\w+/, /clientSecret: +\S{20,}/, /ADMIN_TOKEN .*: \S{16,}/, /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/auth\/token/]) {
       assert.match(service.banner, printed);
     }
-    assert.match(readme, /prints\s+its credentials, the `ADMIN_TOKEN` of this run and a ready `curl` line/, 'the quick start no longer says what the first start prints: update this test with it');
-    const named = new Set([...readme.matchAll(/data\/demo\/([\w.-]+)/g)].map((m) => m[1]!));
+    assert.match(service.banner, /Console: http:\/\/127\.0\.0\.1:\d+\/console/);
+    assert.match(
+      readme,
+      /prints\s+its credentials, the `ADMIN_TOKEN` \(made once, kept in `data\/admin-token`\), the console's address and a ready `curl` line/,
+      'the quick start no longer says what the first start prints: update this test with it',
+    );
+    assert.equal(readFileSync(join(dir, 'data/admin-token'), 'utf8').trim(), service.adminToken);
+    const named = new Set([...readme.matchAll(/data\/current\/([\w.-]+)/g)].map((m) => m[1]!));
     for (const name of codeSpans(readme)) if (/^[\w-]+\.(crt|key|urlencoded|json)$/.test(name) && name !== 'openapi.json') named.add(name);
-    for (const name of named) assert.ok(existsSync(join(dir, 'data/demo', name)), `README.md names data/demo/${name}, which the first start does not write`);
+    for (const name of named) assert.ok(existsSync(join(dir, 'data/current', name)), `README.md names data/current/${name}, which the first start does not write`);
   });
 
   for (const file of DOC_FILES) {
@@ -150,6 +157,38 @@ describe('the README and the guides, run as written', () => {
   it('stops on SIGTERM with exit code 0 (Operations)', async () => {
     service.child.kill('SIGTERM');
     assert.equal(await service.exited, 0);
+  });
+});
+
+describe('the quick start on PostgreSQL', { skip: !process.env.TEST_DATABASE_URL && 'needs TEST_DATABASE_URL' }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pix-readme-pg-'));
+  const server = process.env.TEST_DATABASE_URL ?? '';
+  const name = `pix_readme_${process.pid}_${Date.now()}`;
+  const database = Object.assign(new URL(server), { pathname: `/${name}` }).toString();
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: server });
+    await client.connect();
+    await client.query(sql);
+    await client.end();
+  };
+  let service: Service | undefined;
+  after(async () => {
+    if (service && service.child.exitCode === null) {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+    await admin(`drop database if exists ${name} with (force)`);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("the second terminal's commands of the quick start work as written, on the PostgreSQL demo account's files", async () => {
+    await admin(`create database ${name}`);
+    service = await startService(dir, { DATABASE_URL: database });
+    assert.match(readlinkSync(join(dir, 'data/current')), /^demo-pix_readme_/, 'data/current names the PostgreSQL database\'s demo files');
+    const session = new ShellSession(dir, service.port, { HOME: dir });
+    const blocks = shellBlocks(README, readme).filter((block) => block.section === 'Quick start' && block.notRun === null);
+    assert.ok(blocks.length > 0);
+    for (const block of blocks) for (const segment of block.segments) await runSegment(session, block, segment);
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes, X509Certificate } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -92,10 +92,26 @@ describe('the service process', () => {
     assert.equal(await stop(first), 0);
     assert.ok(!existsSync(lockFile(dataDir)), 'a clean stop releases the lock');
 
+    // The ADMIN_TOKEN made at the first start is kept (0600) and used again: a console session and a terminal's $ADMIN_TOKEN outlive a restart.
+    const tokenOf = (proc: Proc) => /ADMIN_TOKEN .*\(kept in (\S+) until ADMIN_TOKEN is set\): (\S+)/.exec(proc.stdout())!;
+    const [, keptIn, firstToken] = tokenOf(first);
+    assert.equal(keptIn, join(dataDir, 'admin-token'));
+    assert.equal(readFileSync(keptIn!, 'utf8').trim(), firstToken);
+    assert.equal(statSync(keptIn!).mode & 0o777, 0o600);
+    assert.equal(readlinkSync(join(dataDir, 'current')), 'demo', 'data/current names the embedded database\'s demo files');
+    assert.match(first.stdout(), /^─+\nPix API \(sandbox\) listening on .*\nConsole: http:\/\/127\.0\.0\.1:\d+\/console /m, 'the banner is framed apart and names the console');
     const second = await start({ DATA_DIR: dataDir });
     assert.match(second.stdout(), /clientSecret: in .*credentials\.json/, 'the demo account is not provisioned twice');
+    assert.equal(tokenOf(second)[2], firstToken, 'the same ADMIN_TOKEN after a restart');
+    assert.equal((await fetch(`${second.main}/sandbox/clock`, { headers: { authorization: `Bearer ${firstToken}` } })).status, 200);
     assert.equal((await demoToken(second.main, demoDir)).status, 201, 'the account survived the restart');
     assert.equal(await stop(second), 0);
+    // A token set in the environment is used, and written nowhere.
+    const withToken = await start({ DATA_DIR: dataDir, ADMIN_TOKEN });
+    assert.doesNotMatch(withToken.stdout(), /ADMIN_TOKEN for/);
+    assert.ok(!existsSync(join(demoDir, 'admin-token')), 'no copy of a token that is not the kept one');
+    assert.equal(readFileSync(keptIn!, 'utf8').trim(), firstToken, 'the kept one stays for the next start without ADMIN_TOKEN');
+    assert.equal(await stop(withToken), 0);
 
     // The signing keys of this database were sealed under the key generated in DATA_DIR (0600).
     const keyFile = join(dataDir, 'key-encryption-key');

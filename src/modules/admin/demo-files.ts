@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 
 /**
  * The sandbox's demo files: the demo account's credentials, certificate and private key, written
@@ -105,12 +105,46 @@ export function writeDemoFiles(dir: string, demo: DemoCredentials, certificate?:
 }
 
 /**
- * The ADMIN_TOKEN generated for this run, beside the demo account's files (`admin-token`, mode
- * 0600), so that a shell can `export ADMIN_TOKEN=$(cat data/demo/admin-token)`; with a token set
- * in the environment, no file (one left by an earlier run is removed: it no longer works).
+ * The sandbox's ADMIN_TOKEN when the environment sets none: made on the first start and kept in
+ * DATA_DIR/admin-token (mode 0600), as the key-encryption key is, so that the console's session
+ * and every terminal's `$ADMIN_TOKEN` outlive a restart. A file that holds no usable token (16
+ * characters at least) is replaced.
  */
-export function writeAdminTokenFile(dir: string, generatedToken: string | null): void {
+export function keptAdminToken(dataDir: string, generated: string): { token: string; created: boolean } {
+  const file = join(dataDir, 'admin-token');
+  try {
+    const kept = readFileSync(file, 'utf8').trim();
+    if (/^\S{16,}$/.test(kept)) return { token: kept, created: false };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${generated}\n`, { mode: 0o600 });
+  return { token: generated, created: true };
+}
+
+/**
+ * The sandbox's ADMIN_TOKEN beside the demo account's files too (`admin-token`, mode 0600), so
+ * that a shell can `export ADMIN_TOKEN=$(cat data/current/admin-token)`; with a token set in the
+ * environment, no file (one left by an earlier run is removed: it no longer works).
+ */
+export function writeAdminTokenFile(dir: string, keptToken: string | null): void {
   const file = join(dir, 'admin-token');
-  if (generatedToken === null) rmSync(file, { force: true });
-  else writeFileSync(file, `${generatedToken}\n`, { mode: 0o600 });
+  if (keptToken === null) rmSync(file, { force: true });
+  else writeFileSync(file, `${keptToken}\n`, { mode: 0o600 });
+}
+
+/** DATA_DIR/current: the demo files of the database the latest start ran on, whichever it was. */
+export const CURRENT_DEMO = 'current';
+
+/**
+ * Points DATA_DIR/current at `dir` (a relative link, replaced whole), so that the same commands
+ * read the demo files on the embedded database and on PostgreSQL.
+ */
+export function pointCurrentDemo(dataDir: string, dir: string): void {
+  const link = join(dataDir, CURRENT_DEMO);
+  const fresh = `${link}.${process.pid}`;
+  rmSync(fresh, { force: true });
+  symlinkSync(relative(dataDir, dir), fresh);
+  renameSync(fresh, link);
 }
