@@ -18,7 +18,7 @@ import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
 import { openApiOptions } from './http/openapi.ts';
 import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
-import { registerValidation } from './http/validation.ts';
+import { lazySerializers, registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { Lru } from './lib/lru.ts';
 import type { SandboxControls } from './modules/controls/service.ts';
@@ -181,6 +181,7 @@ export function createServer(
     },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers as never } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   boundHeaders(app.server, limits);

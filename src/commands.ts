@@ -165,6 +165,22 @@ async function bind(app: FastifyInstance, port: number, host: string, names: { p
   }
 }
 
+/** Whether a listener could bind `port` on `host` now: a throwaway bind, closed at once (port 0 is always free). */
+async function portFree(port: number, host: string, names: { portVariable: string; hostVariable: string }): Promise<void> {
+  if (port === 0) return;
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port, host, exclusive: true }, resolve);
+    });
+  } catch (error) {
+    throw listenFailure(error, { port, host, ...names });
+  } finally {
+    if (probe.listening) await new Promise<void>((resolve) => probe.close(() => resolve()));
+  }
+}
+
 /** Binds the public listener, then the operator one when it is apart; resolves with their addresses. */
 async function bindListeners(config: Config, listeners: Listeners): Promise<{ main: string; admin: string | undefined }> {
   const main = await bind(listeners.main, config.port, config.host, { portVariable: 'PORT', hostVariable: 'HOST' });
@@ -185,6 +201,10 @@ function demoDatabase(config: Config): DemoOptions['database'] {
  */
 async function serve(config: Config, taken: Resources): Promise<Log> {
   checkTlsFiles(config);
+  // Before the database is opened: a port another process holds is told at once, not once the
+  // migrations and the listeners are ready (the listeners' own bind still reports a late taker).
+  await portFree(config.port, config.host, { portVariable: 'PORT', hostVariable: 'HOST' });
+  if (config.admin) await portFree(config.admin.port, config.admin.host, { portVariable: 'ADMIN_PORT', hostVariable: 'ADMIN_HOST' });
   const database = await open(config, taken);
   const workerDatabase = await openForWorker(config, database, taken);
   const log = pino(loggerOptions(process.env.LOG_LEVEL ?? 'info'));

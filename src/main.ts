@@ -4,5 +4,10 @@
  * it instruments is loaded; without it, nothing of OpenTelemetry is loaded at all
  * (docs/decisions/0037-metrics-and-traces.md).
  */
+import { enableCompileCache } from 'node:module';
+
+// V8 keeps the compiled code of the modules (the TypeScript stripped) between starts, in the
+// system's temporary directory: a later start loads them without compiling them again.
+enableCompileCache();
 const telemetry = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await (await import('./telemetry/start.ts')).startTelemetry() : undefined;
 (await import('./commands.ts')).run(process.argv.slice(2), telemetry);

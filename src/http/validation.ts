@@ -1,4 +1,5 @@
-import { Ajv, type Options } from 'ajv';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 
@@ -20,7 +21,37 @@ export function registerValidation(app: FastifyInstance, options: { allErrors?: 
   // Listing every violation also says what each one broke: `verbose` gives an error its schema.
   const bodies = makeAjv({ coerceTypes: false, allErrors, verbose: allErrors });
   const text = makeAjv({ coerceTypes: 'array', allErrors, verbose: allErrors });
-  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) =>
-    (httpPart === 'body' ? bodies : text).compile(schema as object),
-  );
+  app.setValidatorCompiler<FastifySchema>(({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodies : text).compile(schema as object)));
 }
+
+/**
+ * A validator compiled when it is first used, not when its route is registered: compiling every
+ * route's schemas at start took a second of every start, most of it for routes a run never
+ * calls (docs/decisions/0044-start-up.md). Fastify reads the errors of a failed validation from
+ * the function: they are copied there.
+ */
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
+}
+
+type Serializer = (data: unknown) => string;
+type SerializerFactory = (externalSchemas: unknown, options: unknown) => (route: { schema: unknown }) => Serializer;
+
+/**
+ * Fastify's own response serializers (fast-json-stringify), each built when its route first
+ * answers with that status instead of at start (for the same reason as the validators).
+ */
+export const lazySerializers: SerializerFactory = (externalSchemas, options) => {
+  const build = (SerializerSelector as unknown as () => SerializerFactory)()(externalSchemas, options);
+  return (route) => {
+    let serialize: Serializer | undefined;
+    return (data) => (serialize ??= build(route))(data);
+  };
+};
