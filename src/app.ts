@@ -16,7 +16,7 @@ import { boundHeaders, limitConnectionsPerSource, requestTimeouts, type Connecti
 import { errorBody, registerErrorHandling, registerNulGuard } from './http/errors.ts';
 import { ListQueries } from './http/list-queries.ts';
 import { lazyChildLogger, loggerOptions } from './http/logging.ts';
-import { openApiOptions } from './http/openapi.ts';
+import { DOC_PARTS, docsPageOptions, documentPart, openApiOptions, type DocPart } from './http/openapi.ts';
 import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { lazySerializers, registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
@@ -345,7 +345,19 @@ async function registerRoutes(deps: AppDeps, parts: Parts): Promise<void> {
   const clock = realClockOf(deps);
   const { main } = parts;
   await main.register(swagger, openApiOptions());
-  await main.register(swaggerUi, { routePrefix: '/docs' });
+  await main.register(swaggerUi, docsPageOptions());
+  // The parts /docs shows, built once from the whole document.
+  const partsOfDocs = new Map<DocPart, Record<string, unknown>>();
+  main.get<{ Params: { part: DocPart } }>(
+    '/docs/parts/:part',
+    { schema: { hide: true, params: { type: 'object', properties: { part: { type: 'string', enum: Object.keys(DOC_PARTS) } }, required: ['part'] } } },
+    async (request) => {
+      const part = request.params.part;
+      let document = partsOfDocs.get(part);
+      if (!document) partsOfDocs.set(part, (document = documentPart(main.swagger() as { paths?: Record<string, unknown> }, part)));
+      return document;
+    },
+  );
 
   const services = createServices(deps, parts);
   const { tokens, trust, secrets } = services;

@@ -137,6 +137,29 @@ describe('HTTP plumbing', () => {
     assert.match(page.body, /swagger/i);
   });
 
+  it('shows /docs a part at a time, as OpenAPI 3.0: the parts hold every path of the whole document once', async () => {
+    const whole = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{ openapi: string; paths: Record<string, unknown> }>();
+    assert.equal(whole.openapi, '3.1.0', 'the whole document stays 3.1');
+    const initializer = await t.app.inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    const seen: string[] = [];
+    const bodies: string[] = [];
+    for (const part of ['account', 'api-pix', 'operator']) {
+      assert.match(initializer.body, new RegExp(`/docs/parts/${part}`), 'the page lists the part');
+      const res = await t.app.inject({ method: 'GET', url: `/docs/parts/${part}` });
+      assert.equal(res.statusCode, 200);
+      const doc = res.json<{ openapi: string; paths: Record<string, unknown> }>();
+      assert.equal(doc.openapi, '3.0.3');
+      assert.ok(Object.keys(doc.paths).length > 0, part);
+      seen.push(...Object.keys(doc.paths));
+      // Nothing 3.0 does not say: type arrays, a null type, const.
+      assert.doesNotMatch(res.body, /"type":\[|"type":"null"|"const":/);
+      bodies.push(res.body);
+    }
+    assert.ok(bodies.some((body) => body.includes('"nullable":true')), 'nullable types said as 3.0 says them');
+    assert.deepEqual(seen.sort(), Object.keys(whole.paths).sort());
+    assertErrorShape((await t.app.inject({ method: 'GET', url: '/docs/parts/other' })).json(), 400);
+  });
+
   it('takes a request with no body on every route that takes none, whatever its content type says', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/docs/json' })).json<{ paths: Record<string, Record<string, { requestBody?: unknown }>> }>();
     const admin = { authorization: 'Bearer test-admin-token-0123456789' };

@@ -59,3 +59,74 @@ export function openApiOptions(): SwaggerOptions {
     },
   };
 }
+
+/**
+ * The parts /docs shows the document in, each one of its own: a browser renders a third of an
+ * OpenAPI 3.1 document of 350 KB in a third of the time (the whole took 5 s on a 2-core machine,
+ * docs/decisions/0044-start-up.md). /docs/json stays the whole document.
+ */
+export const DOC_PARTS = {
+  account: { name: 'Account API (root paths)', has: (path: string) => !isBcb(path) && !isOperator(path) },
+  'api-pix': { name: "BCB's API Pix (/v2 and payload locations)", has: (path: string) => isBcb(path) },
+  operator: { name: 'Operator and sandbox (/admin, /sandbox, /metrics)', has: (path: string) => isOperator(path) },
+} as const;
+
+export type DocPart = keyof typeof DOC_PARTS;
+
+const isBcb = (path: string) => path.startsWith('/v2') || path.startsWith('/qr/');
+const isOperator = (path: string) => path.startsWith('/admin') || path.startsWith('/sandbox') || path === '/metrics';
+
+/**
+ * The document with only the paths of `part` (its components and tags kept whole), written as
+ * OpenAPI 3.0 for the page: Swagger UI reads a 3.1 document through a resolver several times
+ * slower, and the only 3.1 the service writes is nullable types (`type: [t, "null"]`, a `null`
+ * branch of `anyOf`) and `const`, which 3.0 says as `nullable` and a one-value `enum`.
+ * /docs/json and openapi.json stay 3.1.
+ */
+export function documentPart(document: { paths?: Record<string, unknown> }, part: DocPart): Record<string, unknown> {
+  const paths = Object.fromEntries(Object.entries(document.paths ?? {}).filter(([path]) => DOC_PARTS[part].has(path)));
+  return { ...(asOpenApi30({ ...document, paths }) as Record<string, unknown>), openapi: '3.0.3' };
+}
+
+const isNullType = (node: unknown) => typeof node === 'object' && node !== null && (node as { type?: unknown }).type === 'null' && Object.keys(node).length === 1;
+
+function asOpenApi30(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(asOpenApi30);
+  if (typeof node !== 'object' || node === null) return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = asOpenApi30(value);
+  if (Array.isArray(out.type)) {
+    const types = (out.type as string[]).filter((t) => t !== 'null');
+    if (types.length < out.type.length) out.nullable = true;
+    out.type = types.length === 1 ? types[0] : types;
+  }
+  for (const union of ['anyOf', 'oneOf'] as const) {
+    const branches = out[union];
+    if (Array.isArray(branches) && branches.some(isNullType)) {
+      out.nullable = true;
+      const rest = branches.filter((b) => !isNullType(b));
+      if (rest.length === 1 && Object.keys(out).length === 2) return { ...(rest[0] as object), nullable: true };
+      out[union] = rest;
+    }
+  }
+  if ('const' in out) {
+    out.enum = [out.const];
+    delete out.const;
+  }
+  return out;
+}
+
+/** What /docs's page shows: a part at a time, the account API first; operations folded. */
+export function docsPageOptions() {
+  return {
+    routePrefix: '/docs',
+    uiConfig: {
+      urls: Object.entries(DOC_PARTS).map(([part, { name }]) => ({ url: `/docs/parts/${part}`, name })),
+      'urls.primaryName': DOC_PARTS.account.name,
+      docExpansion: 'none' as const,
+      defaultModelsExpandDepth: -1,
+      deepLinking: true,
+      filter: true,
+    },
+  };
+}
