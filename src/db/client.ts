@@ -31,6 +31,8 @@ export interface Database {
    * a multi-host URL before the first connection.
    */
   server(): string | undefined;
+  /** The embedded database's files as one tar (PGlite's dumpDataDir): what `template` takes. Absent on PostgreSQL. */
+  dump?: () => Promise<Blob>;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,8 @@ export interface OpenOptions {
   url?: string | undefined;
   /** Directory of the embedded database; absent (with no url) means in memory. */
   dataDir?: string | undefined;
+  /** An in-memory embedded database starts as this dump of one (PGlite's dumpDataDir), not empty: tests start from a migrated one. */
+  template?: Blob | undefined;
   poolSize?: number;
   /**
    * PostgreSQL: how long a caller may wait for a connection (all in use, or a new one being
@@ -82,7 +86,7 @@ export interface ListPoolOptions {
 }
 
 export async function openDatabase(options: OpenOptions): Promise<Database> {
-  if (!options.url) return openPGlite(options.dataDir);
+  if (!options.url) return openPGlite(options.dataDir, options.template);
   const name = options.applicationName ?? 'pix-api';
   const url = options.url;
   // A process started while its multi-host database fails over waits for the new primary.
@@ -153,7 +157,7 @@ function postgresPool({ url, poolSize, queueTimeoutMs, applicationName, settings
   return { db: new Kysely<DB>({ dialect: new NodePostgresDialect(pool) }), pool };
 }
 
-async function openPGlite(dataDir: string | undefined): Promise<Database> {
+async function openPGlite(dataDir: string | undefined, template?: Blob): Promise<Database> {
   let path: string | undefined;
   let unlock = () => undefined as void;
   if (dataDir) {
@@ -168,7 +172,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
   let pglite: PGlite | undefined;
   try {
     pglite = new PGlite({
-      ...(path ? { dataDir: path } : {}),
+      ...(path ? { dataDir: path } : template ? { loadDataDir: template } : {}),
       parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: keepString, [DATE_OID]: keepString },
     });
     await pglite.waitReady;
@@ -188,6 +192,7 @@ async function openPGlite(dataDir: string | undefined): Promise<Database> {
     kind: 'pglite',
     stats: () => ({ total: 1, idle: 0, waiting: 0 }),
     server: () => undefined,
+    dump: () => pglite.dumpDataDir('none') as Promise<Blob>,
     close: async () => {
       await db.destroy();
       unlock();

@@ -108,8 +108,10 @@ export class WatchedPage {
 
   #failed(request: Request): void {
     const path = new URL(request.url()).pathname;
-    // A page left (or closed) ends its event stream: the browser reports the stream as aborted.
-    if (path === '/console/events' && request.failure()?.errorText === 'net::ERR_ABORTED') return;
+    // A page left (or closed) ends its event stream, and the redraw a live update was reading
+    // when a form was sent or a link followed: the browser reports them aborted, itself. The
+    // service's own failures are answers (checked below) or other errors.
+    if (request.failure()?.errorText === 'net::ERR_ABORTED' && request.method() === 'GET' && path.startsWith('/console')) return;
     this.problems.push(`request failed: ${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
   }
 
