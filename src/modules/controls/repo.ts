@@ -12,7 +12,7 @@ export function readState(db: DbExecutor) {
  * version together, so that an advance, a reset and every change of the faults change it.
  */
 export const changeMarker = (db: DbExecutor) =>
-  db.selectFrom('sandbox_state').select(sql<string>`clock_epoch || ':' || clock_offset_ms || ':' || faults_version`.as('marker'));
+  db.selectFrom('sandbox_state').select(sql<string>`clock_epoch || 'x' || clock_offset_ms || 'x' || faults_version`.as('marker'));
 
 /** The console's markers of the inboxes: a new arrival (the newest id), and an inbox emptied (how many are kept). */
 export const inboxMarkers = [
