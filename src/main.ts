@@ -5,9 +5,11 @@
  * (docs/decisions/0037-metrics-and-traces.md).
  */
 import { enableCompileCache } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
-// V8 keeps the compiled code of the modules (the TypeScript stripped) between starts, in the
-// system's temporary directory: a later start loads them without compiling them again.
-enableCompileCache();
+// V8 keeps the compiled code of the modules (the TypeScript stripped) between starts, beside the
+// installed packages (where `npm test` keeps its own): a later start loads them without compiling
+// them again. Where that cannot be written, nothing is cached and nothing fails.
+enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/node-compile', import.meta.url)));
 const telemetry = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await (await import('./telemetry/start.ts')).startTelemetry() : undefined;
 (await import('./commands.ts')).run(process.argv.slice(2), telemetry);

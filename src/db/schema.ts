@@ -371,6 +371,8 @@ export interface WebhookLogsTable {
   error: string | null;
   is_resend: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
+  /** The attempt's webhook-timestamp, on the real clock; null when nothing was sent (or logged before it was kept). */
+  signed_at: ColumnType<Date | null, Date | string | null | undefined, Date | null>;
 }
 
 /** The sandbox's controls (migration 0005): the test clock's offset and the faults' version. */

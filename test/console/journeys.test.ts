@@ -126,9 +126,15 @@ describe('the console, in a browser', () => {
     const pay = w.page.getByRole('group', { name: 'Pay a BR Code' });
     await pay.getByLabel('BR Code (Pix copia e cola)').fill(brCode);
     await pay.getByRole('button', { name: 'Pay' }).click();
-    await w.page.locator('#status.ok').filter({ hasText: 'The BR Code was paid' }).waitFor();
+    await w.page.locator('#status.ok').filter({ hasText: `The charge ${txid} was paid: R$ 25,00` }).waitFor();
     await row.getByText('CONCLUIDA').waitFor();
     assert.match(plain(await row.innerText()), /CONCLUIDA paid: E\w+/);
+    await balanceIs(w, 'R$ 1.225,00');
+    // The same code again: the charge is paid, so nothing is, and the page says why.
+    w.expect(422, '/console/actions/pay-brcode');
+    await pay.getByLabel('BR Code (Pix copia e cola)').fill(brCode);
+    await pay.getByRole('button', { name: 'Pay' }).click();
+    await w.page.locator('#status.error').filter({ hasText: `txid ${txid} is a charge of the key's account that is CONCLUIDA (already paid)` }).waitFor();
     await balanceIs(w, 'R$ 1.225,00');
     await w.screenshot('charge-paid');
     await w.close();

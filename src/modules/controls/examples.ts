@@ -18,6 +18,7 @@ const fault = {
 export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
   sandboxGetClock: { responses: { 200: clock } },
   sandboxAdvanceClock: { body: { seconds: 86_400 }, responses: { 200: clock }, errors: { 400: 'CLOCK_BACKWARDS' } },
+  sandboxResetClock: { responses: { 200: { now: '2026-11-24T15:30:00.000Z', offsetSeconds: 0 } } },
   sandboxSetFault: {
     body: { kind: 'webhook', effect: 'status', urlPrefix: 'https://erp.padaria.example.com/webhooks/', status: 503, count: 2 },
     responses: { 201: fault },
@@ -31,6 +32,11 @@ export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
   sandboxClearFaults: {},
   sandboxClearFault: { params: { id: '3' }, errors: { 404: 'FAULT_NOT_FOUND' } },
   sandboxInboxReceive: { params: { name: 'mine' }, body: { type: 'cash_in', data: { amount: 25 } }, responses: { 200: { received: true, id: 12 } } },
+  sandboxInboxReceiveAtPath: {
+    params: { name: 'mine', path: 'pix' },
+    body: { pix: [{ endToEndId: 'E12345678202611241530abcdefghijk', txid: 'pedido20261124000000000042', valor: '25.00', horario: '2026-11-24T15:30:00.000Z' }] },
+    responses: { 200: { received: true, id: 13 } },
+  },
   sandboxInboxList: {
     params: { name: 'mine' },
     responses: {
@@ -40,6 +46,7 @@ export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
             id: 12,
             receivedAt: '2026-11-24T15:30:12.345Z',
             method: 'POST',
+            path: '',
             headers: { 'content-type': 'application/json', 'webhook-id': 'msg_5f0c3a9b2d1e4f6a8b7c9d0e1f2a3b4c' },
             body: '{"type":"cash_in","data":{"amount":25}}',
             status: 200,

@@ -73,7 +73,8 @@ describe('webhook delivery', () => {
     rcv = await startWebhookReceiver();
     port = new URL(rcv.origin).port;
     t = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_CA_FILE: rcv.caFile } });
-    sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 3000 });
+    // Signatures on the test's clock, which is the real one for the checks of Standard Webhooks below.
+    sender = new WebhookSender({ allowPrivate: true, caFile: rcv.caFile, timeoutMs: 3000, realClock: t.clock });
   });
   after(async () => {
     await sender?.close();

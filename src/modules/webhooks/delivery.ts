@@ -312,6 +312,7 @@ export class Deliverer {
       duration_ms: attempt.durationMs,
       error: attempt.error,
       created_at: attempt.sentAt.toISOString(),
+      signed_at: attempt.signedAt?.toISOString() ?? null,
     }));
     const breaker = breakerChanges(finished.map(({ d, attempt, retry }) => ({ destinationId: d.destination_id, attempt, counts: retry !== null })));
     const accounts = [...new Set(finished.map(({ d }) => d.account_id))];

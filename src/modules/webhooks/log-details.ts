@@ -60,14 +60,16 @@ export async function deliveryDetails(deps: DeliveryDetailsDeps, accountId: bigi
     // As deliveryMessage sends it: BCB's callback as it is, a root notification in its envelope.
     const body = notification ? (log.event_type === repo.PIX_CALLBACK_EVENT ? JSON.stringify(notification.payload) : envelopeBody(notification.payload)) : null;
     const registration = registrations.find((w) => w.url === log.url && w.event_type === log.event_type);
+    // Signed at the real time it went (business time, created_at, may run ahead of it).
+    const signedAt = log.signed_at ?? log.created_at;
     const headers: Record<string, string> = {
       ...(registration?.headers ?? {}),
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'webhook-id': log.message_id,
-      'webhook-timestamp': Math.floor(log.created_at.getTime() / 1000).toString(),
+      'webhook-timestamp': Math.floor(signedAt.getTime() / 1000).toString(),
     };
-    if (body !== null && secrets) headers['webhook-signature'] = signature(signingSecrets(secrets, log.created_at), log.message_id, log.created_at, body);
+    if (body !== null && secrets) headers['webhook-signature'] = signature(signingSecrets(secrets, log.created_at), log.message_id, signedAt, body);
     return { ...log, body, headers, outcome: attemptOutcome(log) };
   });
 }

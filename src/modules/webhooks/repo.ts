@@ -185,6 +185,7 @@ export function insertLog(
     durationMs: number;
     error: string | null;
     at: Date;
+    signedAt?: Date | undefined;
   },
 ) {
   return db
@@ -203,6 +204,7 @@ export function insertLog(
       error: entry.error,
       is_resend: true,
       created_at: entry.at,
+      signed_at: entry.signedAt ?? null,
     })
     .returning('id')
     .executeTakeFirstOrThrow();

@@ -42,6 +42,8 @@ export interface Attempt {
   /** Set when no answer came: why. */
   failure?: FailureClass | undefined;
   sentAt: Date;
+  /** When the request went, signed (its webhook-timestamp), on the real clock; absent when none went. */
+  signedAt?: Date | undefined;
 }
 
 export interface Message {
@@ -304,12 +306,13 @@ export class WebhookSender {
     // collected in major pauses, which stalled every request of the process.
     // Why, and what was measured: docs/decisions/0021-webhook-delivery-lease.md.
     const abort = new AbortController();
+    let signedAt: Date | undefined;
     const timer = setTimeout(() => abort.abort(new DOMException(`no answer within ${this.#timeoutMs} ms`, 'TimeoutError')), Math.max(1, budgetMs));
     try {
       // IP literals never reach the lookup, so they are judged here.
       parseDestination(message.url, this.#policy);
       // Signed at the real time; the payload and the log keep business time (the attempt's sentAt).
-      const signedAt = this.#realClock.now();
+      signedAt = this.#realClock.now();
       const headers = {
         ...message.headers,
         'content-type': 'application/json',
@@ -330,13 +333,13 @@ export class WebhookSender {
       // is never shown, so the service tells nobody what a service it can reach says.
       await response.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => undefined);
       const success = response.statusCode >= 200 && response.statusCode < 300;
-      return { success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}` };
+      return { success, statusCode: response.statusCode, error: success ? null : `HTTP ${response.statusCode}`, signedAt };
     } catch (error) {
       const { failure: found, text } = classify(error);
       // The service's own inbox is no service of anyone's network: its failures are told (a fault's time-out is named by it).
       const failure = isOwnInbox(this.#policy, message.url) ? found : await toldFailure(message.url, found);
-      if (failure !== found) return { success: false, statusCode: null, failure, error: FAILURE_TEXT.unreachable };
-      return { success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text };
+      if (failure !== found) return { success: false, statusCode: null, failure, error: FAILURE_TEXT.unreachable, signedAt };
+      return { success: false, statusCode: null, failure, error: failure === 'timeout' ? `timeout: no answer within ${this.#timeoutMs} ms` : text, signedAt };
     } finally {
       clearTimeout(timer);
     }

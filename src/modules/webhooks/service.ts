@@ -295,6 +295,7 @@ async function deliverResend(deps: WebhooksDeps, accountId: bigint, transactionI
     durationMs: attempt.durationMs,
     error: attempt.error,
     at: attempt.sentAt,
+    signedAt: attempt.signedAt,
   });
   return {
     url,

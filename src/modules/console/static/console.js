@@ -100,7 +100,11 @@
       });
       if (response.status === 401) return signIn();
       announce(await response.text(), response.ok ? 'ok' : 'error');
-      if (response.ok) await refresh();
+      if (response.ok) {
+        // Done: the form is ready for the next one (a refused one keeps what was typed, to be corrected).
+        form.reset();
+        await refresh();
+      }
     } catch (error) {
       announce(`The service could not be reached: ${error.message}`, 'error');
     } finally {

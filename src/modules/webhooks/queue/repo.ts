@@ -168,11 +168,12 @@ export interface DeliveryState {
 }
 
 /** A webhook_logs row as `record` reads it from JSON: ids and time as text, no id of its own, never a resend. */
-export type LogEntry = Omit<Selectable<DB['webhook_logs']>, 'id' | 'account_id' | 'delivery_id' | 'transaction_id' | 'is_resend' | 'created_at'> & {
+export type LogEntry = Omit<Selectable<DB['webhook_logs']>, 'id' | 'account_id' | 'delivery_id' | 'transaction_id' | 'is_resend' | 'created_at' | 'signed_at'> & {
   account_id: string;
   delivery_id: string;
   transaction_id: string | null;
   created_at: string;
+  signed_at: string | null;
 };
 
 export interface BreakerUpdate {
@@ -246,12 +247,12 @@ export async function record(
          and (t.open_until is null or t.open_until <= ${now}::timestamptz)
          and t.id <> all(${breaker.map((b) => b.destinationId.toString())}::int8[]))
     insert into webhook_logs (account_id, delivery_id, transaction_id, event_type, url, message_id, attempt, status_code,
-                              success, duration_ms, error, is_resend, created_at)
+                              success, duration_ms, error, is_resend, created_at, signed_at)
     select l.account_id, l.delivery_id, l.transaction_id, l.event_type, l.url, l.message_id, l.attempt, l.status_code,
-           l.success, l.duration_ms, l.error, false, l.created_at
+           l.success, l.duration_ms, l.error, false, l.created_at, l.signed_at
       from jsonb_to_recordset(${JSON.stringify(logs)}::jsonb) as l(
              account_id int8, delivery_id int8, transaction_id int8, event_type text, url text, message_id text, attempt int4,
-             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz)`).execute(db);
+             status_code int4, success bool, duration_ms int4, error text, created_at timestamptz, signed_at timestamptz)`).execute(db);
 }
 
 /** What the operator's metrics read of deliveries: those to make, the age of the oldest due one, the open breakers. */
