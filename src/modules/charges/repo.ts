@@ -175,6 +175,17 @@ export function findChargeAtLocation(db: DbExecutor, token: string, tipoCob: Tip
   return prepared('charge_at_location', withPayment(db).where('locations.token', '=', token).where('charges.tipo_cob', '=', tipoCob)).executeTakeFirst();
 }
 
+/** The account's charges that some of its received Pix paid: which Pix paid which charge. */
+export function chargesPaidBy(db: DbExecutor, accountId: bigint, transactionIds: readonly bigint[]) {
+  if (transactionIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('charges')
+    .select(['txid', 'tipo_cob', 'paid_transaction_id'])
+    .where('account_id', '=', accountId)
+    .where('paid_transaction_id', 'in', [...transactionIds])
+    .execute();
+}
+
 /** Locks the account's charge row until the transaction ends: a payment and a revision take turns. */
 export function lockCharge(trx: Trx, accountId: bigint, txid: string): Promise<ChargeRow | undefined> {
   return trx.selectFrom('charges').select(COLUMNS).where('txid', '=', txid).where('account_id', '=', accountId).forUpdate().executeTakeFirst();

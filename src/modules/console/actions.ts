@@ -10,7 +10,10 @@ import { payBrCode, type PayerPayment } from '../payer/service.ts';
 import { requestRefund } from '../refunds/service.ts';
 import { receiveIncomingPix, receiveIncomingRefund, registerExternalKey, settleNow } from '../sandbox/service.ts';
 import { createTransfer } from '../transfers/service.ts';
-import { resend } from '../webhooks/service.ts';
+import { callbackUrl } from '../webhooks/pix-callbacks.ts';
+import { putKeyWebhook } from '../webhooks/pix-keys.ts';
+import { register, resend } from '../webhooks/service.ts';
+import { WEBHOOK_EVENT_TYPES } from '../webhooks/event-types.ts';
 import { brl } from './views/format.ts';
 import type { ConsoleContext } from './service.ts';
 
@@ -176,6 +179,24 @@ export const HOLDER_ACTIONS: readonly ConsoleAction[] = [
       const id = `console${randomAlphanumeric(20)}`;
       const { body } = await requestRefund(ctx.refunds, BigInt(b.accountId), b.endToEndId.trim(), id, { valor: amountOf(b.amount), ...(descricao ? { descricao } : {}) });
       return `Refund ${body.id} of ${brlOf(body.valor)} requested: ${body.status} (rtrId ${body.rtrId})`;
+    },
+  }),
+  action({
+    name: 'register-webhook',
+    as: 'holder',
+    body: Type.Object({ accountId: AccountId, url: Required(2048), eventType: StringEnum(WEBHOOK_EVENT_TYPES) }),
+    async run(ctx, b) {
+      const answer = await register(ctx.webhooks, BigInt(b.accountId), { url: b.url.trim(), eventType: b.eventType });
+      return `${answer.message}: ${b.eventType} to ${b.url.trim()} (id ${answer.id}, version ${answer.version})`;
+    },
+  }),
+  action({
+    name: 'register-key-webhook',
+    as: 'holder',
+    body: Type.Object({ accountId: AccountId, chave: Required(77), webhookUrl: Required(2048) }),
+    async run(ctx, b) {
+      const row = await putKeyWebhook(ctx.webhooks, BigInt(b.accountId), b.chave.trim(), b.webhookUrl.trim());
+      return `Webhook of the key ${row.chave} set: its callbacks go to ${callbackUrl(row.webhook_url)}`;
     },
   }),
   action({

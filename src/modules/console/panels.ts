@@ -112,7 +112,7 @@ export const ACCOUNT_TABS: readonly AccountTab[] = [
     slug: 'charges',
     label: 'Charges',
     async render(ctx, view, summary) {
-      return html`${chargeActions(view, summary.account.id, clockOf(ctx))}${chargesSection(await chargesOf(ctx, summary.account.id))}`;
+      return html`${chargeActions(view, summary.account.id, clockOf(ctx))}${chargesSection(view, await chargesOf(ctx, summary.account.id))}`;
     },
   },
   {
@@ -126,7 +126,8 @@ export const ACCOUNT_TABS: readonly AccountTab[] = [
     slug: 'webhooks',
     label: 'Webhooks',
     async render(ctx, view, summary) {
-      return html`${webhookActions(view, summary.account.id, clockOf(ctx))}${webhooksSections(await webhooksOf(ctx, summary.account.id))}`;
+      const account = { id: summary.account.id, keys: summary.keys.map((k) => k.key), inbox: ctx.controls?.inboxUrl(`account-${summary.account.id}`) ?? null };
+      return html`${webhookActions(view, account, clockOf(ctx))}${webhooksSections(await webhooksOf(ctx, summary.account.id))}`;
     },
   },
 ];

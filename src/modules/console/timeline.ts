@@ -2,6 +2,7 @@ import { parseDecimal } from '../../lib/money.ts';
 import type { MedDeps } from '../meds/service.ts';
 import { listAccountMeds } from '../meds/service.ts';
 import { notificationsOf } from '../notifications/repo.ts';
+import { chargesPaidBy } from '../charges/repo.ts';
 import { refundsOf } from '../refunds/repo.ts';
 import type { TransactionRow } from '../transactions/repo.ts';
 import { listForAccount } from '../transactions/service.ts';
@@ -31,12 +32,13 @@ type Parts = Awaited<ReturnType<typeof timelineParts>>;
 async function timelineParts(ctx: Context, accountId: bigint, ids: bigint[]) {
   // One after the other: the MED list runs within the console's list slots of the account.
   const meds = (await listAccountMeds(ctx, accountId, { size: 100 })).data;
-  const [refunds, notifications, logs] = await Promise.all([
+  const [refunds, notifications, logs, charges] = await Promise.all([
     refundsOf(ctx.db, ids),
     notificationsOf(ctx.db, accountId, ids),
     logsOfTransactions(ctx.db, accountId, ids),
+    chargesPaidBy(ctx.db, accountId, ids),
   ]);
-  return { meds, refunds, notifications, logs };
+  return { meds, refunds, notifications, logs, charges };
 }
 
 function ownEvents(t: TransactionRow): TimelineEvent[] {
@@ -48,6 +50,10 @@ function ownEvents(t: TransactionRow): TimelineEvent[] {
 
 function relatedEvents(t: TransactionRow, parts: Parts): TimelineEvent[] {
   const events: TimelineEvent[] = [];
+  // A received Pix names what it paid: a charge of the account, or a txid no charge has.
+  const paid = parts.charges.find((c) => c.paid_transaction_id === t.id);
+  if (paid) events.push({ at: t.created_at, what: `Paid the charge ${paid.txid} (${paid.tipo_cob})`, tone: 'ok' });
+  else if (t.type === 'PAYMENT' && t.external_id) events.push({ at: t.created_at, what: `Carried the txid ${t.external_id} (no charge of the account has it)`, tone: 'info' });
   for (const r of parts.refunds.filter((x) => x.original_transaction_id === t.id)) {
     events.push({ at: r.requested_at, what: `Refund ${r.refund_id} requested (${r.natureza}, rtrId ${r.rtr_id})`, tone: 'info', amountCentavos: r.amount_centavos });
     if (r.status !== 'EM_PROCESSAMENTO') {

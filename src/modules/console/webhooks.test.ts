@@ -62,7 +62,7 @@ describe("the console's webhook deliveries and timelines", () => {
     assert.match(res.body, /answered HTTP 503/);
     assert.match(res.body, /badge confirmed">delivered</);
     const delivered = rcv.received[1]!;
-    assert.ok(res.body.includes(`<pre class="payload">${escapeHtml(delivered.body)}</pre>`), 'the body as it was sent');
+    assert.ok(res.body.includes(`<pre class="payload">${escapeHtml(JSON.stringify(JSON.parse(delivered.body), null, 2))}</pre>`), 'the body as it was sent, indented for reading');
     const signatures = [...res.body.matchAll(/<dt>webhook-signature<\/dt><dd><code>([^<]+)<\/code>/g)].map((m) => m[1]!);
     assert.ok(signatures.includes(delivered.headers['webhook-signature']!), 'the signature as it was sent');
     const secret = (await t.app.inject({ method: 'GET', url: '/api/webhooks/signing-secret', headers: client.headers })).json<{ secret: string }>().secret;
@@ -185,7 +185,7 @@ describe("the console's webhooks per key (BCB's PUT /v2/webhook/{chave}) and the
     assert.match(failed, /answered HTTP 500/);
     assert.match(delivered, /badge confirmed">delivered</);
     const sent = callbacks[1]!;
-    assert.ok(delivered.includes(`<pre class="payload">${escapeHtml(sent.body)}</pre>`), 'the body as it was sent');
+    assert.ok(delivered.includes(`<pre class="payload">${escapeHtml(JSON.stringify(JSON.parse(sent.body), null, 2))}</pre>`), 'the body as it was sent, indented for reading');
     assert.equal(JSON.parse(sent.body).pix[0].endToEndId, paid.endToEndId);
     assert.ok(delivered.includes(`<dt>webhook-signature</dt><dd><code>${String(sent.headers['webhook-signature'])}</code>`), 'the signature as it was sent');
     assert.ok(delivered.includes(`<dt>webhook-id</dt><dd><code>${String(sent.headers['webhook-id'])}</code>`));

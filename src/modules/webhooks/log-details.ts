@@ -33,6 +33,16 @@ function signature(secrets: readonly string[], messageId: string, at: Date, body
   return secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(' ');
 }
 
+/**
+ * The secrets that signed at `at`: before the latest rotation, the one that was current then
+ * (kept as the previous one); since, those that sign now. Older rotations are not kept.
+ */
+function secretsAt(account: Parameters<typeof signingSecrets>[0], at: Date): string[] {
+  const rotated = account.webhook_secret_rotated_at;
+  if (rotated !== null && at.getTime() < rotated.getTime() && account.webhook_secret_previous !== null) return [account.webhook_secret_previous];
+  return signingSecrets(account, at);
+}
+
 export interface DeliveryDetailsDeps {
   readonly db: Db;
   readonly clock: Clock;
@@ -69,8 +79,13 @@ export async function deliveryDetails(deps: DeliveryDetailsDeps, accountId: bigi
       'webhook-id': log.message_id,
       'webhook-timestamp': Math.floor(signedAt.getTime() / 1000).toString(),
     };
-    if (body !== null && secrets) headers['webhook-signature'] = signature(signingSecrets(secrets, log.created_at), log.message_id, signedAt, body);
-    return { ...log, body, headers, outcome: attemptOutcome(log) };
+    let verifies: boolean | null = null;
+    if (body !== null && secrets) {
+      headers['webhook-signature'] = signature(secretsAt(secrets, log.created_at), log.message_id, signedAt, body);
+      // What a receiver holding the account's secret of today finds: the signature it checks is among those sent.
+      verifies = headers['webhook-signature'].split(' ').includes(signature([secrets.webhook_secret], log.message_id, signedAt, body));
+    }
+    return { ...log, body, headers, verifies, outcome: attemptOutcome(log) };
   });
 }
 

@@ -1,9 +1,9 @@
 import { parseDecimal } from '../../../lib/money.ts';
 import type { AccountSummary, ChargeItem, MedItem } from '../service.ts';
-import { closeMedForms, createChargeForm, incomingPixForm, openMedForm, payBrCodeForm, settleForm, transferForm } from './action-forms.ts';
+import { closeMedForms, createChargeForm, incomingPixForm, openMedForm, payBrCodeForm, SANDBOX_PAYER, settleForm, transferForm } from './action-forms.ts';
 import { clockCard, type ClockState } from './controls.ts';
 import { day, money, time } from './format.ts';
-import { panel, type ViewContext } from './forms.ts';
+import { actionForm, hidden, panel, type ViewContext } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 import type { NavEntry } from './layout.ts';
 
@@ -53,13 +53,20 @@ function validity(item: ChargeItem): SafeHtml {
   return html`<span class="note">expires after ${item.row.expiracao_seconds ?? '—'} s</span>`;
 }
 
-function chargeRow(item: ChargeItem): SafeHtml {
+/** The network paying an ATIVA charge as a payer would, with its own code and the sandbox's payer. */
+function simulatePayment(view: ViewContext, item: ChargeItem): SafeHtml {
+  if (item.status !== 'ATIVA') return html``;
+  const fields = [hidden('pixCopiaECola', item.row.br_code), hidden('payerName', SANDBOX_PAYER.name), hidden('payerDocument', SANDBOX_PAYER.document)];
+  return actionForm(view, 'pay-brcode', { inline: true, submit: 'Simulate a payment', label: `Simulate a payment of charge ${item.row.txid}`, fields });
+}
+
+function chargeRow(view: ViewContext, item: ChargeItem): SafeHtml {
   const { row, status, qr } = item;
   const codeId = `brcode-${row.txid}`;
   return html`<tr>
   <th scope="row"><code>${row.txid}</code></th>
   <td><abbr title="${CHARGE_KINDS[row.tipo_cob]}">${row.tipo_cob}</abbr></td>
-  <td><span class="badge charge-${status.toLowerCase()}">${status}</span>${row.pix_end_to_end_id ? html`<br><span class="note">paid: <code>${row.pix_end_to_end_id}</code> ${time(row.pix_at)}</span>` : ''}</td>
+  <td><span class="badge charge-${status.toLowerCase()}">${status}</span>${row.pix_end_to_end_id ? html`<br><span class="note">paid: <code>${row.pix_end_to_end_id}</code> ${time(row.pix_at)}</span>` : ''}${simulatePayment(view, item)}</td>
   <td class="num">${chargeAmount(item)}</td>
   <td>${time(row.created_at)}<br>${validity(item)}</td>
   <td><img class="qr" src="${qr}" width="150" height="150" alt="QR code of charge ${row.txid}"></td>
@@ -68,7 +75,7 @@ function chargeRow(item: ChargeItem): SafeHtml {
 </tr>`;
 }
 
-export function chargesSection(items: readonly ChargeItem[]): SafeHtml {
+export function chargesSection(view: ViewContext, items: readonly ChargeItem[]): SafeHtml {
   return html`<section data-live id="charges" data-live-label="charges" aria-labelledby="charges-title">
 <h2 id="charges-title">Charges <span class="count">(the newest ${items.length} of the last 31 days)</span></h2>
 ${
@@ -77,7 +84,7 @@ ${
     : html`<div class="table-wrap"><table class="charges">
 <caption class="visually-hidden">Charges (cob and cobv), newest first, with their QR code and BR Code</caption>
 <thead><tr><th scope="col">txid</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col" class="num">Amount</th><th scope="col">Created, validity</th><th scope="col">QR code</th><th scope="col">BR Code (copia e cola)</th></tr></thead>
-<tbody>${items.map(chargeRow)}</tbody>
+<tbody>${items.map((item) => chargeRow(view, item))}</tbody>
 </table></div>`
 }
 </section>`;

@@ -51,3 +51,12 @@ export function duration(ms: number): string {
   }
   return parts.length === 0 ? '0 s' : parts.join(' ');
 }
+
+/** A JSON body indented for reading; any other body as it came. */
+export function readable(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}

@@ -1,4 +1,4 @@
-import { time } from './format.ts';
+import { readable, time } from './format.ts';
 import { actionForm, hidden, type ViewContext } from './forms.ts';
 import { html, type SafeHtml } from './html.ts';
 
@@ -20,14 +20,6 @@ export interface InboxView {
   readonly arrivals: readonly InboxArrival[];
 }
 
-/** A JSON body indented for reading; any other body as it came. */
-function readable(body: string): string {
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body;
-  }
-}
 
 /** Which inbox to show (a GET form: the name lands in the address), its URL to register, and emptying it. */
 export function inboxHeader(view: ViewContext, inbox: InboxView): SafeHtml {

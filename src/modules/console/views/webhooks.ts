@@ -4,8 +4,9 @@ import { resendForm } from './action-forms.ts';
 import { RETRY_DELAYS_MS } from '../../webhooks/delivery.ts';
 import { PIX_CALLBACK_EVENT } from '../../webhooks/repo.ts';
 import { clockCard, type ClockState } from './controls.ts';
-import { duration, time } from './format.ts';
-import { panel, type ViewContext } from './forms.ts';
+import { duration, readable, time } from './format.ts';
+import { actionForm, field, formCard, hidden, panel, select, type ViewContext } from './forms.ts';
+import { WEBHOOK_EVENT_TYPES } from '../../webhooks/event-types.ts';
 import { html, type SafeHtml } from './html.ts';
 
 type Webhooks = Awaited<ReturnType<typeof webhooksOf>>;
@@ -43,6 +44,14 @@ function eventOf(d: DeliveryDetail): SafeHtml {
   return html`${event}${d.transaction_id === null ? '' : html`<br><span class="note">transaction ${d.transaction_id}</span>`}`;
 }
 
+/** Whether the signature sent verifies with the account's signing secret of today (Standard Webhooks). */
+function signatureMark(verifies: boolean | null): SafeHtml {
+  if (verifies === null) return html``;
+  return verifies
+    ? html`<p class="signature valid"><span aria-hidden="true">✓</span> Signature valid: it verifies with the account's signing secret.</p>`
+    : html`<p class="signature invalid"><span aria-hidden="true">✗</span> Signed with a secret rotated since: it does not verify with today's.</p>`;
+}
+
 function delivery(d: DeliveryDetail): SafeHtml {
   return html`<tr>
   <th scope="row">${d.id}</th>
@@ -54,8 +63,8 @@ function delivery(d: DeliveryDetail): SafeHtml {
   <td class="num">${d.duration_ms} ms</td>
   <td><details id="delivery-${d.id}"><summary>Request<span class="visually-hidden"> of attempt ${d.id}</span></summary>
     <h4>Headers</h4>${headerList(d.headers)}
-    <p class="note">The signature is made again with the account's secrets of that moment.</p>
-    <h4>Body</h4><pre class="payload">${d.body ?? '(the notification is no longer kept)'}</pre>
+    ${signatureMark(d.verifies)}
+    <h4>Body</h4><pre class="payload">${d.body === null ? '(the notification is no longer kept)' : readable(d.body)}</pre>
   </details></td>
 </tr>`;
 }
@@ -85,10 +94,36 @@ ${deliveries(data.deliveries)}
 
 const RETRIES = `A failed delivery is tried again ${RETRY_DELAYS_MS.map((ms) => duration(ms)).join(', ')} after each failure, on business time: advancing the clock brings the next try forward.`;
 
-/** Resending (the holder) and, with the test clock, time moving on to the next retry. */
-export function webhookActions(view: ViewContext, accountId: bigint, clock: ClockState | null): SafeHtml {
+/** Registering a webhook by event (POST /api/webhooks), at the sandbox's inbox unless another URL is given. */
+function registerWebhookForm(view: ViewContext, accountId: bigint, inbox: string): SafeHtml {
+  const fields = [
+    hidden('accountId', String(accountId)),
+    select({ id: 'hook-event', name: 'eventType', label: 'Event', options: WEBHOOK_EVENT_TYPES.map((type) => ({ value: type, label: type })) }),
+    field({ id: 'hook-url', name: 'url', label: 'URL', type: 'url', value: inbox, required: true, maxLength: 2048, hint: 'HTTPS, or this sandbox\'s inbox over HTTP' }),
+  ];
+  return formCard('Register a webhook by event', 'hook-title', actionForm(view, 'register-webhook', { submit: 'Register the webhook', fields }));
+}
+
+/** Setting a key's webhook (BCB's PUT /v2/webhook/{chave}): its callbacks go to that URL plus /pix. */
+function keyWebhookForm(view: ViewContext, accountId: bigint, keys: readonly string[], inbox: string): SafeHtml {
+  if (keys.length === 0) return formCard('Set a key\'s webhook', 'key-hook-title', html`<p class="none">The account has no Pix key.</p>`);
+  const fields = [
+    hidden('accountId', String(accountId)),
+    select({ id: 'key-hook-key', name: 'chave', label: 'Pix key', options: keys.map((key) => ({ value: key, label: key })) }),
+    field({ id: 'key-hook-url', name: 'webhookUrl', label: 'webhookUrl', type: 'url', value: inbox, required: true, maxLength: 2048, hint: 'Callbacks go to this URL plus /pix' }),
+  ];
+  return formCard('Set a key\'s webhook (API Pix)', 'key-hook-title', actionForm(view, 'register-key-webhook', { submit: 'Set the webhook', fields }));
+}
+
+/**
+ * Registering webhooks of both kinds and resending (the holder) and, with the test clock, time
+ * moving on to the next retry. `inbox` is the URL of this account's inbox in the sandbox, which
+ * the registration forms offer first.
+ */
+export function webhookActions(view: ViewContext, account: { id: bigint; keys: readonly string[]; inbox: string | null }, clock: ClockState | null): SafeHtml {
+  const inbox = account.inbox ?? '';
   return html`<div class="panels">
-${panel('As the account holder', 'holder-title', [resendForm(view, accountId, 'resend')])}
+${panel('As the account holder', 'holder-title', [registerWebhookForm(view, account.id, inbox), keyWebhookForm(view, account.id, account.keys, inbox), resendForm(view, account.id, 'resend')])}
 ${clock ? panel('As the network', 'network-title', [clockCard(view, 'clock', clock, RETRIES)]) : ''}
 </div>`;
 }

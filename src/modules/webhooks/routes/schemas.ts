@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { Nullable, Timestamp } from '../../../http/schemas.ts';
 import { MAX_HEADERS } from '../service.ts';
 import { accountSecurity } from '../../auth/scopes.ts';
+import { WEBHOOK_EVENT_TYPES } from '../event-types.ts';
 
 /** The tag and security of each kind of webhook operation. */
 const tags = ['Webhooks'];
@@ -11,15 +12,7 @@ export const secretRead = { tags, security: accountSecurity('webhooksecret.read'
 export const secretWrite = { tags, security: accountSecurity('webhooksecret.write') };
 
 export const EventType = Type.Union(
-  [
-    Type.Literal('cash_in'),
-    Type.Literal('cash_out'),
-    Type.Literal('refund_in'),
-    Type.Literal('refund_out'),
-    Type.Literal('med_created'),
-    Type.Literal('med_accepted'),
-    Type.Literal('med_rejected'),
-  ],
+  WEBHOOK_EVENT_TYPES.map((type) => Type.Literal(type)),
   { description: 'cash_in (RECEIVE), cash_out (TRANSFER), refund_in / refund_out (REFUND), med_created / med_accepted / med_rejected (MED)' },
 );
 
