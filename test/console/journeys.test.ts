@@ -1,7 +1,8 @@
 /**
  * The console in a real browser: signing in, the balance in R$, a Pix arriving (from the
- * console's form and from outside the page) seen live, a charge paid through its BR Code, a MED
- * opened and accepted. Each journey ends with a screenshot under test-results/console/.
+ * console's form and from outside the page) seen live, a charge paid through its BR Code (and its
+ * code refused once paid), a charge paid from its row, a webhook registered at the inbox and its
+ * delivery's signature, a MED opened and accepted. Each journey ends with a screenshot under test-results/console/.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -10,6 +11,10 @@ import { DEMO_CPF, DEMO_NAME } from '../../src/modules/admin/demo.ts';
 import { createClient, incomingPix, operator, type TestClient } from '../factories.ts';
 import { adminHeaders, type TestApp } from '../harness.ts';
 import { accessibilityProblems, hasText, launchBrowser, plain, startListening, WatchedPage } from './browser.ts';
+import { senderFaults } from '../../src/app.ts';
+import { deliverDue } from '../../src/modules/webhooks/delivery.ts';
+import { destinationPolicy } from '../../src/modules/webhooks/destination.ts';
+import { WebhookSender } from '../../src/modules/webhooks/sender.ts';
 
 describe('the console, in a browser', () => {
   let t: TestApp;
@@ -116,9 +121,10 @@ describe('the console, in a browser', () => {
     await w.page.locator('#status.ok').waitFor();
     const txid = /^Charge (\w+) of R\$ 25,00 created$/.exec(plain(await w.page.locator('#status').textContent()))?.[1];
     assert.ok(txid, 'the status names the charge');
+    assert.equal(await create.getByLabel('Amount (R$)').inputValue(), '', 'the form is cleared for the next one');
     const row = w.page.getByRole('row').filter({ has: w.page.getByRole('rowheader', { name: txid }) });
     await row.waitFor();
-    assert.match(plain(await row.innerText()), /ATIVA R\$ 25,00/);
+    assert.match(plain(await row.innerText()), /ATIVA Simulate a payment R\$ 25,00/);
     assert.match((await row.getByRole('img', { name: `QR code of charge ${txid}` }).getAttribute('src')) ?? '', /^data:image\/png;base64,[A-Za-z0-9+/]+=*$/);
     const brCode = plain(await row.locator('code.brcode').textContent());
     assert.match(brCode, /^000201.*6304[0-9A-F]{4}$/);
@@ -140,7 +146,41 @@ describe('the console, in a browser', () => {
     await w.close();
   });
 
-  it('5. opens a MED against a received Pix and accepts it', async () => {
+  it("5. simulates a payment from a charge's row, registers a webhook at the inbox, and sees its delivery signed", async () => {
+    const w = await WatchedPage.open(browser, origin);
+    await w.signIn(`${accountPath}/charges`);
+    await w.live();
+    const create = w.page.getByRole('group', { name: 'Create a charge' });
+    await create.getByLabel('Amount (R$)').fill('7,00');
+    await create.getByRole('button', { name: 'Create the charge' }).click();
+    await w.page.locator('#status.ok').filter({ hasText: 'R$ 7,00 created' }).waitFor();
+    const txid = /^Charge (\w+) of/.exec(plain(await w.page.locator('#status').textContent()))![1]!;
+    const row = w.page.getByRole('row').filter({ has: w.page.getByRole('rowheader', { name: txid }) });
+    await row.getByRole('button', { name: `Simulate a payment of charge ${txid}` }).click();
+    await w.page.locator('#status.ok').filter({ hasText: `The charge ${txid} was paid: R$ 7,00` }).waitFor();
+    await row.getByText('CONCLUIDA').waitFor();
+
+    // The received Pix's timeline names the charge it paid.
+    await w.page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: 'Overview' }).click();
+    await w.page.waitForURL(`${origin}${accountPath}`);
+    await w.page.getByText(`Paid the charge ${txid} (cob)`).first().waitFor({ state: 'attached' });
+
+    await w.page.getByRole('navigation', { name: 'Account' }).getByRole('link', { name: 'Webhooks' }).click();
+    await w.page.waitForURL(`${origin}${accountPath}/webhooks`);
+    await w.live();
+    const register = w.page.getByRole('group', { name: 'Register a webhook by event' });
+    assert.match(await register.getByLabel('URL').inputValue(), /\/sandbox\/inbox\/account-\d+$/, "the account's inbox is offered");
+    await register.getByLabel('Event').selectOption('cash_in');
+    await register.getByRole('button', { name: 'Register the webhook' }).click();
+    await w.page.locator('#status.ok').filter({ hasText: 'Webhook registered: cash_in' }).waitFor();
+    await operator(t).incomingPix({ pixKey: DEMO_CPF, amount: '2.00', payer: { name: 'Cliente', document: '52998224725' } });
+    await deliverDue({ db: t.db, clock: t.controls!.clock, sender: new WebhookSender({ policy: destinationPolicy(t.config), ...senderFaults(t.controls) }) });
+    await w.page.getByText('Signature valid: it verifies with the account\'s signing secret.').first().waitFor({ state: 'attached' });
+    await w.screenshot('day-one');
+    await w.close();
+  });
+
+  it('6. opens a MED against a received Pix and accepts it', async () => {
     const { endToEndId, transactionId } = await incomingPix(t, DEMO_CPF, '80.00', { name: 'Golpista' });
     const w = await WatchedPage.open(browser, origin);
     await w.signIn(accountPath);

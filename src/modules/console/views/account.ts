@@ -57,7 +57,7 @@ function validity(item: ChargeItem): SafeHtml {
 function simulatePayment(view: ViewContext, item: ChargeItem): SafeHtml {
   if (item.status !== 'ATIVA') return html``;
   const fields = [hidden('pixCopiaECola', item.row.br_code), hidden('payerName', SANDBOX_PAYER.name), hidden('payerDocument', SANDBOX_PAYER.document)];
-  return actionForm(view, 'pay-brcode', { inline: true, submit: 'Simulate a payment', label: `Simulate a payment of charge ${item.row.txid}`, fields });
+  return html`<br>${actionForm(view, 'pay-brcode', { inline: true, submit: 'Simulate a payment', label: `Simulate a payment of charge ${item.row.txid}`, fields })}`;
 }
 
 function chargeRow(view: ViewContext, item: ChargeItem): SafeHtml {
