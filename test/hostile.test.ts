@@ -40,6 +40,7 @@ import { createAccount, createClient, linkCertificate, randomCnpj, randomCpf, re
 import { adminHeaders, startTestApp, TEST_ADMIN_TOKEN, type TestApp } from './harness.ts';
 import { assertErrorShape } from './assertions.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES } from '../src/dialects/bcb/problems.ts';
+import { ENGLISH } from '../src/dialects/bcb/portugues.ts';
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 20_261_122;
 const RUNS = process.env.FC_RUNS ? Number(process.env.FC_RUNS) : 40;
@@ -854,8 +855,18 @@ function checkProblemShape(body: Record<string, unknown>, res: LightMyRequestRes
   if (res.statusCode === 401) assert.match(String(res.headers['www-authenticate']), /^Bearer /, `401 without WWW-Authenticate: Bearer:\n${context()}`);
   const detail = String(body.detail ?? '');
   assert.doesNotMatch(detail, INTERNALS, `internals in the detail:\n${context()}`);
+  // BCB's dialect speaks Portuguese: the detail and every violation's reason.
+  const said = [detail, ...((body.violacoes as { razao?: string }[] | undefined) ?? []).map((v) => v.razao ?? '')];
+  for (const sentence of said) assert.doesNotMatch(wordsOf(sentence), ENGLISH, `English in a /v2 problem: ${sentence}\n${context()}`);
   return detail;
 }
+
+/** A sentence's words, without what it quotes of the request (paths, fields, values, patterns, codes). */
+const wordsOf = (sentence: string) =>
+  sentence
+    .split(/\s+/)
+    .filter((token) => /^[\p{L}]+[,.:;)]?$/u.test(token))
+    .join(' ');
 
 /** The token routes answer an OAuth 2.0 request (a form, or a body with grant_type) with RFC 6749 §5.2 errors. */
 const OAUTH_ROUTES = /^\/(api\/auth|oauth)\/token(\?|$)/;

@@ -183,12 +183,12 @@ describe('BCB dialect: problems under /v2', () => {
     const rule = async (fail: string, body: Record<string, unknown> = {}) =>
       assertProblem(await app.inject({ method: 'POST', url: '/v2/rule', payload: { fail, ...body } }), 400, 'CobOperacaoInvalida').violacoes;
     assert.deepEqual(await rule('valor.original must be greater than 0', { valor: { original: '0.00' } }), [
-      { razao: 'valor.original must be greater than 0', propriedade: 'valor.original', valor: '0.00' },
+      { razao: 'O campo valor.original deve ser maior que 0.', propriedade: 'valor.original', valor: '0.00' },
     ]);
     assert.deepEqual(await rule('valor.desconto.descontoDataFixa[1].data must not be after calendario.dataDeVencimento', { valor: { desconto: { descontoDataFixa: [{}, { data: '2030-01-01' }] } } }), [
-      { razao: 'valor.desconto.descontoDataFixa[1].data must not be after calendario.dataDeVencimento', propriedade: 'valor.desconto.descontoDataFixa[1].data', valor: '2030-01-01' },
+      { razao: 'O campo valor.desconto.descontoDataFixa[1].data não pode ser posterior a calendario.dataDeVencimento.', propriedade: 'valor.desconto.descontoDataFixa[1].data', valor: '2030-01-01' },
     ]);
-    assert.deepEqual(await rule('chave is not a key of the account', { chave: 'x@y.com' }), [{ razao: 'chave is not a key of the account', propriedade: 'chave', valor: 'x@y.com' }]);
+    assert.deepEqual(await rule('chave is not a key of this account', { chave: 'x@y.com' }), [{ razao: 'O campo chave não é uma chave Pix da conta.', propriedade: 'chave', valor: 'x@y.com' }]);
     assert.equal(await rule('A charge of this account with this txid already exists'), undefined);
     assert.equal(await rule('txid is taken'), undefined, 'a single word that is no field of the request names nothing');
   });

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { AppError, classifyError, type ClassifiedError, type ErrorBody } from '../../http/errors.ts';
 import { registerValidation } from '../../http/validation.ts';
 import { BcbProblem, problem, sendProblem, type ProblemName } from './problems.ts';
+import { emPortugues } from './portugues.ts';
 import { violationsOf, violationsOfRules } from './violations.ts';
 
 /** The prefix of BCB's API Pix on this service's listener. */
@@ -59,7 +60,7 @@ export function accessDenied(error: AppError): BcbProblem {
   const status = error.statusCode === 403 ? 403 : 401;
   const challenge = error.headers?.['www-authenticate'];
   const headers = status === 401 ? { 'www-authenticate': challenge?.startsWith('Bearer') ? challenge : 'Bearer realm="pix-api"' } : undefined;
-  return problem('AcessoNegado', error.message, { status, ...(headers ? { headers } : {}) });
+  return problem('AcessoNegado', emPortugues(error.message, error.code), { status, ...(headers ? { headers } : {}) });
 }
 
 /** Any error thrown inside `/v2`, as a problem; the classification (and its logging) is the seed's. */
@@ -83,7 +84,7 @@ export function toProblem(error: FastifyError, request: FastifyRequest): BcbProb
  */
 function fromClassified({ body, headers }: ClassifiedError, names: RouteProblems, data?: unknown, error?: AppError): BcbProblem {
   const { name, status } = nameFor(body.statusCode, names);
-  const detail = status === 500 ? 'Condição inesperada ao processar a requisição.' : body.message;
+  const detail = status === 500 ? 'Condição inesperada ao processar a requisição.' : emPortugues(body.message, body.code);
   const refusal = error ?? new AppError(body.statusCode, body.code, body.message);
   const violacoes = status === 400 && data !== undefined ? violationsOfRules(refusal, data) : [];
   return problem(name, detail, { status, ...(headers ? { headers } : {}), ...(violacoes.length > 0 ? { violacoes } : {}) });

@@ -58,6 +58,16 @@ describe('/v2 violacoes name every field at fault', () => {
       ['devedor.cpf', '12345678900'],
       ['chave', 'alguem@example.com'],
     ]);
+    // In Portuguese, as the rest of BCB's dialect.
+    assert.deepEqual(
+      problem.violacoes!.map((v) => v.razao),
+      [
+        'O campo valor.original deve ser maior que 0.',
+        'O campo devedor.cpf deve ser um CPF válido: 11 dígitos com dígitos verificadores corretos.',
+        'O campo chave não é uma chave Pix da conta.',
+      ],
+    );
+    assert.equal((problem as { detail?: string }).detail, 'O campo valor.original deve ser maior que 0.');
   });
 
   it("a cobv's rules together: a due date in the past and a devedor with wrong check digits", async () => {
@@ -76,7 +86,7 @@ describe('/v2 violacoes name every field at fault', () => {
   it('a webhook URL that is not HTTPS names webhookUrl', async () => {
     const problem = await refused('PUT' as const, `/v2/webhook/${key}`, { webhookUrl: 'http://example.com/pix' });
     assert.deepEqual(fields(problem), [['webhookUrl', 'http://example.com/pix']]);
-    assert.match(problem.violacoes![0]!.razao, /^webhookUrl must use HTTPS/);
+    assert.equal(problem.violacoes![0]!.razao, 'O campo webhookUrl deve usar HTTPS.');
   });
 
   it("a batch's refused charge names its fields under cobv., as BCB's example does", async () => {

@@ -1,6 +1,7 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { AppError } from '../../http/errors.ts';
 import { asText, ruleFieldsOf, valueAt, type RuleField, type Segment } from '../../http/rule-fields.ts';
+import { emPortugues } from './portugues.ts';
 import type { Violacao } from './problems.ts';
 
 /** At most this many violations are listed. */
@@ -107,7 +108,7 @@ function joinReasons({ razoes, allowed }: Found): string {
 
 /** A field a rule of the core refused, as a violation (`prefix` before its name: `cobv.` for a batch's charge). */
 export function violationOfField(found: RuleField, prefix = ''): Violacao {
-  return { razao: found.message, propriedade: prefix + found.field, ...(found.value === undefined ? {} : { valor: found.value }) };
+  return { razao: emPortugues(found.message), propriedade: prefix + found.field, ...(found.value === undefined ? {} : { valor: found.value }) };
 }
 
 /** Every field a refusal of the core names, as violations. */

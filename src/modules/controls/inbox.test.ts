@@ -103,7 +103,7 @@ describe('the webhook inbox', () => {
     const deep = await t.app.inject({ method: 'PUT', url: `/v2/webhook/${key}`, headers: client.headers, payload: { webhookUrl: `${webhookUrl}/mais` } });
     assert.equal(deep.statusCode, 400, deep.body);
     const problem = deep.json<{ detail: string; violacoes: { propriedade: string }[] }>();
-    assert.match(problem.detail, /callbacks go to .*\/sandbox\/inbox\/v2hook\/mais\/pix, where they cannot be delivered/);
+    assert.match(problem.detail, /seus callbacks vão para .*\/sandbox\/inbox\/v2hook\/mais\/pix, onde não podem ser entregues/);
     assert.deepEqual(problem.violacoes.map((v) => v.propriedade), ['webhookUrl']);
     assert.equal((await t.app.inject({ method: 'POST', url: '/sandbox/inbox/v2hook/a/b', payload: 'x', headers: { 'content-type': 'text/plain' } })).statusCode, 404);
   });

@@ -8,6 +8,7 @@ import { modalidadesAsIntegers } from '../cobv/modalidades.ts';
 import type { BcbDeps } from '../operations.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemResponses, type Problema, type ProblemName } from '../problems.ts';
 import { BcbPaginacao, BcbTxid } from '../schemas.ts';
+import { emPortugues } from '../portugues.ts';
 import { violationOfField } from '../violations.ts';
 
 const tags = ['LoteCobV'];
@@ -56,7 +57,7 @@ function problemaOf(p: NonNullable<BatchItemRow['problema']>): Problema {
   const name: ProblemName = p.status === 404 ? 'CobVNaoEncontrada' : 'CobVOperacaoInvalida';
   const status = PROBLEM_TYPES[name].status;
   const violacoes = (p.fields ?? []).map((found) => violationOfField(found, 'cobv.'));
-  return { type: PROBLEM_TYPE_BASE + name, title: PROBLEM_TYPES[name].title, status, detail: p.detail, ...(violacoes.length > 0 ? { violacoes } : {}) };
+  return { type: PROBLEM_TYPE_BASE + name, title: PROBLEM_TYPES[name].title, status, detail: emPortugues(p.detail, p.code), ...(violacoes.length > 0 ? { violacoes } : {}) };
 }
 
 export function loteView(batch: BatchRow, items: readonly BatchItemRow[]) {
