@@ -11,5 +11,15 @@ import { fileURLToPath } from 'node:url';
 // installed packages (where `npm test` keeps its own): a later start loads them without compiling
 // them again. Where that cannot be written, nothing is cached and nothing fails.
 enableCompileCache(fileURLToPath(new URL('../node_modules/.cache/node-compile', import.meta.url)));
+
+// A bad variable is told before the rest of the service is loaded: in a fraction of the time.
+const { ConfigError, loadConfig } = await import('./config.ts');
+try {
+  if (!['help', '--help', '-h'].includes(process.argv[2] ?? '')) loadConfig();
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`Invalid configuration: ${error.message}\n`);
+  process.exit(1);
+}
 const telemetry = process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await (await import('./telemetry/start.ts')).startTelemetry() : undefined;
 (await import('./commands.ts')).run(process.argv.slice(2), telemetry);

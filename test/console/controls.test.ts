@@ -127,7 +127,7 @@ describe('the console: the test clock, faults and the inbox, in a browser', () =
     };
     const short = await charge('15,00', '60');
     const longer = await charge('1.234,56', '600');
-    assert.match(plain(await longer.innerText()), /ATIVA R\$ 1\.234,56 .* expires after 600 s/);
+    assert.match(plain(await longer.innerText()), /ATIVA Simulate a payment R\$ 1\.234,56 .* expires after 600 s/);
 
     const clock = w.page.getByRole('group', { name: 'The test clock' });
     await clock.getByLabel('Advance by').fill('2');
