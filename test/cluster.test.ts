@@ -242,7 +242,8 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     assert.equal((await transfersOn(cluster.url)).size, sent.length, 'retries with the same keys completed exactly once');
   });
 
-  it('a service started as the primary is lost comes up on the new primary instead of failing its start', { timeout: 180_000 }, async () => {
+  it('a service started as the primary is lost comes up on the new primary instead of failing its start', { timeout: 240_000 }, async () => {
+    await cluster.waitHealthy(120_000);
     const killed = await cluster.primary();
     cluster.killNode(killed);
     const starting = mkdtempSync(join(tmpdir(), 'pix-cluster-starting-'));
@@ -259,7 +260,8 @@ describe('the service on a replicated PostgreSQL, through a failover', { skip: u
     }
   });
 
-  it('a connection asks each host in turn: a standby first is passed over for the primary, unless any server will do', async () => {
+  it('a connection asks each host in turn: a standby first is passed over for the primary, unless any server will do', { timeout: 150_000 }, async () => {
+    await cluster.waitHealthy(120_000);
     const primary = await cluster.primary();
     const standby = cluster.nodes.find((n) => n !== primary)!;
     const hosts = `127.0.0.1:${standby.port},127.0.0.1:${primary.port}`;

@@ -191,11 +191,14 @@ export class PgCluster {
     return this.waitFor('a primary and a secondary', (s) => healthy(s), timeoutMs);
   }
 
-  /** The node the monitor has as primary (a wait_primary too: it writes, without a standby yet). */
-  async primary(): Promise<ClusterNode> {
-    const states = await this.states();
-    const p = states.find((s) => (s.reported === 'primary' || s.reported === 'wait_primary') && s.goal === s.reported);
-    if (!p) throw new Error(`no primary: ${JSON.stringify(states)}`);
+  /**
+   * The node the monitor has as primary (a wait_primary too: it writes, without a standby yet).
+   * A failover in progress is waited for (up to `timeoutMs`): a promoted standby accepts writes
+   * while it is still in stop_replication, before the monitor settles it as primary.
+   */
+  async primary(timeoutMs = 30_000): Promise<ClusterNode> {
+    const states = await this.waitFor('a settled primary', (all) => settledPrimary(all) !== undefined, timeoutMs);
+    const p = settledPrimary(states)!;
     return this.nodes.find((n) => n.port === p.port)!;
   }
 
@@ -353,6 +356,10 @@ export class PgCluster {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+function settledPrimary(states: readonly NodeState[]): NodeState | undefined {
+  return states.find((s) => (s.reported === 'primary' || s.reported === 'wait_primary') && s.goal === s.reported);
 }
 
 export function healthy(states: readonly NodeState[]): boolean {
