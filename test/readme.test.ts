@@ -388,6 +388,15 @@ describe('the claims of README.md and docs/, against the code', () => {
     assert.match(test, /^(NODE_COMPILE_CACHE=\S+ )?node --test /, 'npm test runs Node\'s test runner');
     const globs = [...test.matchAll(/"([^"]+)"/g)].map((m) => m[1]!);
     for (const file of ['test/readme.test.ts', 'src/config.test.ts']) assert.ok(globs.some((g) => matchesGlob(file, g)), `npm test does not run ${file}`);
+    // The quick check is a part of the suite: files npm test runs too, each of them there.
+    const quick = packageJson.scripts['test:quick']!;
+    assert.match(quick, /^(NODE_COMPILE_CACHE=\S+ )?node --test /);
+    const quickFiles = quick.split(/\s+/).map((w) => w.replace(/^"|"$/g, '')).filter((w) => w.endsWith('.test.ts'));
+    assert.ok(quickFiles.length >= 5, quick);
+    for (const file of quickFiles) {
+      if (!file.includes('*')) assert.ok(existsSync(join(ROOT, file)), `test:quick names ${file}, which does not exist`);
+      assert.ok(globs.some((g) => matchesGlob(file, g)), `npm test does not run ${file}`);
+    }
     const ci = readRepo('.ci/run');
     const steps = [/npm ci\b/, /typecheck/, /\blint\b/, /openapi:check/, /^npm test/m, /TEST_DATABASE_URL=\S+ npm test/, /\bchaos\b/, /\bsoak\b/];
     let from = 0;

@@ -66,8 +66,11 @@ after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true }))
 
 const lockFile = (dataDir: string) => join(dataDir, 'pgdata.lock');
 
+/** What does not depend on TEST_DATABASE_URL runs once, in the suite's run on the embedded database. */
+const sameOnBoth = onPostgres && 'does not use TEST_DATABASE_URL: the run on the embedded database covers it';
+
 describe('the service process', () => {
-  it('starts on the embedded database, provisions the demo account, stops cleanly and keeps its data', async () => {
+  it('starts on the embedded database, provisions the demo account, stops cleanly and keeps its data', { skip: sameOnBoth }, async () => {
     const dataDir = tempDir();
     const demoDir = join(dataDir, 'demo');
     const first = await start({ DATA_DIR: dataDir });
@@ -123,7 +126,7 @@ describe('the service process', () => {
     assert.equal(await exitsByItself(given), 0, 'the generated key, given as KEY_ENCRYPTION_KEY, opens the keys (a rotation checks it first)');
   });
 
-  it('stops at start with one line naming a bad variable', async () => {
+  it('stops at start with one line naming a bad variable', { skip: sameOnBoth }, async () => {
     const cases: [Record<string, string>, RegExp][] = [
       [{ PIX_MODE: 'production' }, /^Invalid configuration: DATABASE_URL /],
       [{ PIX_MODE: 'production', DATABASE_URL: 'postgres://127.0.0.1/none' }, /^Invalid configuration: ADMIN_TOKEN /],
@@ -158,7 +161,7 @@ describe('the service process', () => {
     }
   });
 
-  it('a port in use stops the start in one line and releases the embedded database, the other listener and the worker', async () => {
+  it('a port in use stops the start in one line and releases the embedded database, the other listener and the worker', { skip: sameOnBoth }, async () => {
     const dataDir = tempDir();
     const held = await holdPort();
     try {
@@ -183,7 +186,7 @@ describe('the service process', () => {
     }
   });
 
-  it('a failed migration stops the start in one line, keeps the database as it was, and releases it', async () => {
+  it('a failed migration stops the start in one line, keeps the database as it was, and releases it', { skip: sameOnBoth }, async () => {
     const dataDir = tempDir();
     // A table in the way of the baseline migration, made before the service ever ran there.
     const blocked = await openDatabase({ dataDir });
@@ -247,7 +250,7 @@ describe('the service process', () => {
     }
   });
 
-  it('an unreachable database stops serve, worker, migrate and operator commands in one line naming DATABASE_URL', async () => {
+  it('an unreachable database stops serve, worker, migrate and operator commands in one line naming DATABASE_URL', { skip: sameOnBoth }, async () => {
     const port = await freePort();
     const env = { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/pix`, DATA_DIR: tempDir() };
     for (const args of [['serve'], ['worker'], ['migrate'], ['accounts', 'create', '--name', 'Ana', '--document', '52998224725']]) {
@@ -256,7 +259,7 @@ describe('the service process', () => {
     }
   });
 
-  it('a sandbox with ADMIN_PORT serves /admin/* there only; /sandbox/* stays on the main listener', async () => {
+  it('a sandbox with ADMIN_PORT serves /admin/* there only; /sandbox/* stays on the main listener', { skip: sameOnBoth }, async () => {
     const server = await start({ DATA_DIR: tempDir(), ADMIN_TOKEN, ADMIN_PORT: '0' });
     try {
       assert.ok(server.admin && server.admin !== server.main, server.stdout());
@@ -273,7 +276,7 @@ describe('the service process', () => {
     }
   });
 
-  it('a sandbox without ADMIN_PORT serves /admin/* and /sandbox/* on its one listener', async () => {
+  it('a sandbox without ADMIN_PORT serves /admin/* and /sandbox/* on its one listener', { skip: sameOnBoth }, async () => {
     const server = await start({ DATA_DIR: tempDir(), ADMIN_TOKEN });
     try {
       assert.equal(server.admin, undefined);

@@ -11,8 +11,9 @@ import {
   type ChargeListDeps,
 } from '../../../modules/charges/service.ts';
 import type { BcbDeps } from '../operations.ts';
-import { problem, problemResponses } from '../problems.ts';
-import { BcbTxidParams, bcbPaginacao, bcbSecurity } from '../schemas.ts';
+import { bcbOperation } from '../operation.ts';
+import { problem } from '../problems.ts';
+import { BcbTxidParams, bcbPaginacao } from '../schemas.ts';
 import { CobCompleta, CobListQuery, CobQuery, CobRevisada, CobSolicitada, CobsConsultadas } from './schemas.ts';
 import { cobView } from './views.ts';
 
@@ -31,22 +32,22 @@ async function shownCob(deps: ChargeListDeps, accountId: bigint, txid: string, r
 }
 
 function putCob(app: RouteApp, deps: ChargeListDeps) {
-  app.put(
-    '/cob/:txid',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('cob.write'),
-        operationId: 'bcbPutCob',
-        summary: 'Criar cobrança imediata (txid do recebedor)',
-        description:
-          'Cria a cobrança; a cobrança ATIVA da conta com esse txid é substituída por inteiro (revisao + 1 quando algum campo muda, como no PATCH), ' +
-          'e uma que não está ATIVA é 400 CobOperacaoInvalida. Sem loc.id, uma location nova é criada para a cobrança.',
-        params: BcbTxidParams,
-        body: CobSolicitada,
-        response: { 201: CobCompleta, ...problemResponses(400, 403, 404, 503) },
-      },
-      config: { bcbProblems: WRITE },
+      method: 'PUT',
+      url: '/cob/:txid',
+      tags: TAGS,
+      scope: 'cob.write',
+      operationId: 'bcbPutCob',
+      summary: 'Criar cobrança imediata (txid do recebedor)',
+      description:
+        'Cria a cobrança; a cobrança ATIVA da conta com esse txid é substituída por inteiro (revisao + 1 quando algum campo muda, como no PATCH), ' +
+        'e uma que não está ATIVA é 400 CobOperacaoInvalida. Sem loc.id, uma location nova é criada para a cobrança.',
+      request: { params: BcbTxidParams, body: CobSolicitada },
+      answers: [201, CobCompleta],
+      problems: [400, 403, 404, 503],
+      errors: WRITE,
     },
     async (request, reply) => {
       const row = await putCharge(deps, request.accountId, request.params.txid, request.body);
@@ -57,18 +58,19 @@ function putCob(app: RouteApp, deps: ChargeListDeps) {
 }
 
 function postCob(app: RouteApp, deps: ChargeListDeps) {
-  app.post(
-    '/cob',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('cob.write'),
-        operationId: 'bcbPostCob',
-        summary: 'Criar cobrança imediata (txid definido pelo PSP)',
-        body: CobSolicitada,
-        response: { 201: CobCompleta, ...problemResponses(400, 403, 503) },
-      },
-      config: { bcbProblems: WRITE },
+      method: 'POST',
+      url: '/cob',
+      tags: TAGS,
+      scope: 'cob.write',
+      operationId: 'bcbPostCob',
+      summary: 'Criar cobrança imediata (txid definido pelo PSP)',
+      request: { body: CobSolicitada },
+      answers: [201, CobCompleta],
+      problems: [400, 403, 503],
+      errors: WRITE,
     },
     async (request, reply) => {
       const row = await createCharge(deps, request.accountId, request.body, undefined, 'bcb');
@@ -78,22 +80,22 @@ function postCob(app: RouteApp, deps: ChargeListDeps) {
 }
 
 function patchCob(app: RouteApp, deps: ChargeListDeps) {
-  app.patch(
-    '/cob/:txid',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('cob.write'),
-        operationId: 'bcbPatchCob',
-        summary: 'Revisar cobrança imediata',
-        description:
-          'Uma alteração de algum campo incrementa a revisão em 1; uma que só muda loc (a cobrança passa a outra location livre da conta) ou nada muda não a incrementa. ' +
-          'status REMOVIDA_PELO_USUARIO_RECEBEDOR remove a cobrança e não vem com outras alterações.',
-        params: BcbTxidParams,
-        body: CobRevisada,
-        response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
-      },
-      config: { bcbProblems: WRITE },
+      method: 'PATCH',
+      url: '/cob/:txid',
+      tags: TAGS,
+      scope: 'cob.write',
+      operationId: 'bcbPatchCob',
+      summary: 'Revisar cobrança imediata',
+      description:
+        'Uma alteração de algum campo incrementa a revisão em 1; uma que só muda loc (a cobrança passa a outra location livre da conta) ou nada muda não a incrementa. ' +
+        'status REMOVIDA_PELO_USUARIO_RECEBEDOR remove a cobrança e não vem com outras alterações.',
+      request: { params: BcbTxidParams, body: CobRevisada },
+      answers: [200, CobCompleta],
+      problems: [400, 403, 404, 503],
+      errors: WRITE,
     },
     async (request) => {
       if (request.body.status !== undefined && Object.keys(request.body).length > 1) {
@@ -108,39 +110,40 @@ function patchCob(app: RouteApp, deps: ChargeListDeps) {
 }
 
 function getCob(app: RouteApp, deps: ChargeListDeps) {
-  app.get(
-    '/cob/:txid',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('cob.read'),
-        operationId: 'bcbGetCob',
-        summary: 'Consultar cobrança imediata',
-        description: 'Com revisao, a cobrança como era nessa revisão; uma revisão que a cobrança não teve é 400 CobConsultaInvalida.',
-        params: BcbTxidParams,
-        querystring: CobQuery,
-        response: { 200: CobCompleta, ...problemResponses(400, 403, 404, 503) },
-      },
-      config: { bcbProblems: READ },
+      method: 'GET',
+      url: '/cob/:txid',
+      tags: TAGS,
+      scope: 'cob.read',
+      operationId: 'bcbGetCob',
+      summary: 'Consultar cobrança imediata',
+      description: 'Com revisao, a cobrança como era nessa revisão; uma revisão que a cobrança não teve é 400 CobConsultaInvalida.',
+      request: { params: BcbTxidParams, querystring: CobQuery },
+      answers: [200, CobCompleta],
+      problems: [400, 403, 404, 503],
+      errors: READ,
     },
     async (request) => shownCob(deps, request.accountId, request.params.txid, request.query.revisao),
   );
 }
 
 function listCobs(app: RouteApp, deps: ChargeListDeps) {
-  app.get(
-    '/cob',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('cob.read'),
-        operationId: 'bcbListCob',
-        summary: 'Consultar lista de cobranças imediatas',
-        description: 'Cobranças imediatas criadas entre inicio e fim (no máximo 31 dias), mais novas primeiro; cobranças com vencimento não entram.',
-        querystring: CobListQuery,
-        response: { 200: CobsConsultadas, ...problemResponses(400, 403, 503) },
-      },
-      config: { bcbProblems: READ },
+      method: 'GET',
+      url: '/cob',
+      tags: TAGS,
+      scope: 'cob.read',
+      operationId: 'bcbListCob',
+      summary: 'Consultar lista de cobranças imediatas',
+      description: 'Cobranças imediatas criadas entre inicio e fim (no máximo 31 dias), mais novas primeiro; cobranças com vencimento não entram.',
+      request: { querystring: CobListQuery },
+      answers: [200, CobsConsultadas],
+      problems: [400, 403, 503],
+      errors: READ,
     },
     async (request) => {
       const { parametros, rows, now } = await listChargesOf(deps, request.accountId, request.query);

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import type { RouteApp } from '../../../http/route-app.ts';
 import type { LinkedLocation } from '../../../modules/locations/repo.ts';
 import { createLocation, getLocation, listLocationsOf, locationQrCode, locationUrl, unlinkLocation } from '../../../modules/locations/service.ts';
+import { bcbOperation } from '../operation.ts';
 import type { BcbDeps } from '../operations.ts';
-import { problemResponses } from '../problems.ts';
-import { BcbLoc, BcbPaginacao, BcbTipoCob, bcbListQuery, bcbPaginacao, bcbSecurity } from '../schemas.ts';
+import { BcbLoc, BcbPaginacao, BcbTipoCob, bcbListQuery, bcbPaginacao } from '../schemas.ts';
 
 const TAGS = ['API Pix: loc'];
 const WRITE = { invalid: 'PayloadLocationOperacaoInvalida', notFound: 'PayloadLocationNaoEncontrado' } as const;
@@ -25,18 +25,19 @@ function locView(publicUrl: string, row: Omit<LinkedLocation, 'txid' | 'charge_i
 }
 
 function postLoc(app: RouteApp, deps: BcbDeps) {
-  app.post(
-    '/loc',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('payloadlocation.write'),
-        operationId: 'bcbPostLoc',
-        summary: 'Criar location do payload',
-        body: Type.Object({ tipoCob: BcbTipoCob }, { additionalProperties: false }),
-        response: { 201: BcbLoc, ...problemResponses(400, 403, 503) },
-      },
-      config: { bcbProblems: WRITE },
+      method: 'POST',
+      url: '/loc',
+      tags: TAGS,
+      scope: 'payloadlocation.write',
+      operationId: 'bcbPostLoc',
+      summary: 'Criar location do payload',
+      request: { body: Type.Object({ tipoCob: BcbTipoCob }, { additionalProperties: false }) },
+      answers: [201, BcbLoc],
+      problems: [400, 403, 503],
+      errors: WRITE,
     },
     async (request, reply) => {
       const row = await createLocation(deps.db, request.accountId, request.body.tipoCob, deps.clock.now());
@@ -62,19 +63,20 @@ const PayloadLocationConsultadas = Type.Object({
 });
 
 function listLocs(app: RouteApp, deps: BcbDeps) {
-  app.get(
-    '/loc',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('payloadlocation.read'),
-        operationId: 'bcbListLoc',
-        summary: 'Consultar locations cadastradas',
-        description: 'Locations criadas entre inicio e fim (no máximo 31 dias), mais novas primeiro.',
-        querystring: LocListQuery,
-        response: { 200: PayloadLocationConsultadas, ...problemResponses(400, 403, 503) },
-      },
-      config: { bcbProblems: READ },
+      method: 'GET',
+      url: '/loc',
+      tags: TAGS,
+      scope: 'payloadlocation.read',
+      operationId: 'bcbListLoc',
+      summary: 'Consultar locations cadastradas',
+      description: 'Locations criadas entre inicio e fim (no máximo 31 dias), mais novas primeiro.',
+      request: { querystring: LocListQuery },
+      answers: [200, PayloadLocationConsultadas],
+      problems: [400, 403, 503],
+      errors: READ,
     },
     async (request) => {
       const { parametros, rows } = await listLocationsOf(deps, request.accountId, request.query);
@@ -84,61 +86,61 @@ function listLocs(app: RouteApp, deps: BcbDeps) {
 }
 
 function getLoc(app: RouteApp, deps: BcbDeps) {
-  app.get(
-    '/loc/:id',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('payloadlocation.read'),
-        operationId: 'bcbGetLoc',
-        summary: 'Recuperar location do payload',
-        params: IdParams,
-        response: { 200: BcbLoc, ...problemResponses(403, 404, 503) },
-      },
-      config: { bcbProblems: READ },
+      method: 'GET',
+      url: '/loc/:id',
+      tags: TAGS,
+      scope: 'payloadlocation.read',
+      operationId: 'bcbGetLoc',
+      summary: 'Recuperar location do payload',
+      request: { params: IdParams },
+      answers: [200, BcbLoc],
+      problems: [403, 404, 503],
+      errors: READ,
     },
     async (request) => locView(deps.config.publicUrl, await getLocation(deps.db, request.accountId, request.params.id)),
   );
 }
 
 function unlinkLoc(app: RouteApp, deps: BcbDeps) {
-  app.delete(
-    '/loc/:id/txid',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('payloadlocation.write'),
-        operationId: 'bcbDeleteLocTxid',
-        summary: 'Desvincular uma cobrança de uma location',
-        description:
-          'A location deixa de apresentar um txid, e a cobrança deixa de apresentar loc, location e pixCopiaECola; o status da cobrança não muda. ' +
-          'A location pode então ser usada por outra cobrança (loc.id).',
-        params: IdParams,
-        response: { 200: BcbLoc, ...problemResponses(403, 404, 503) },
-      },
-      config: { bcbProblems: WRITE },
+      method: 'DELETE',
+      url: '/loc/:id/txid',
+      tags: TAGS,
+      scope: 'payloadlocation.write',
+      operationId: 'bcbDeleteLocTxid',
+      summary: 'Desvincular uma cobrança de uma location',
+      description:
+        'A location deixa de apresentar um txid, e a cobrança deixa de apresentar loc, location e pixCopiaECola; o status da cobrança não muda. ' +
+        'A location pode então ser usada por outra cobrança (loc.id).',
+      request: { params: IdParams },
+      answers: [200, BcbLoc],
+      problems: [403, 404, 503],
+      errors: WRITE,
     },
     async (request) => locView(deps.config.publicUrl, await unlinkLocation(deps.db, request.accountId, request.params.id)),
   );
 }
 
 function locQrCode(app: RouteApp, deps: BcbDeps) {
-  app.get(
-    '/loc/:id/qrcode',
+  bcbOperation(
+    app,
     {
-      schema: {
-        tags: TAGS,
-        security: bcbSecurity('payloadlocation.read'),
-        operationId: 'bcbGetLocQrcode',
-        summary: 'O BR Code dinâmico da location e a imagem do seu QR Code',
-        description: 'qrcode: o Pix Copia e Cola (o da cobrança vinculada); imagemQrcode: PNG em data URI.',
-        params: IdParams,
-        response: {
-          200: Type.Object({ qrcode: Type.String(), imagemQrcode: Type.String({ pattern: '^data:image/png;base64,' }) }),
-          ...problemResponses(403, 404, 503),
-        },
-      },
-      config: { bcbProblems: READ },
+      method: 'GET',
+      url: '/loc/:id/qrcode',
+      tags: TAGS,
+      scope: 'payloadlocation.read',
+      operationId: 'bcbGetLocQrcode',
+      summary: 'O BR Code dinâmico da location e a imagem do seu QR Code',
+      description: 'qrcode: o Pix Copia e Cola (o da cobrança vinculada); imagemQrcode: PNG em data URI.',
+      request: { params: IdParams },
+      answers: [200, Type.Object({ qrcode: Type.String(), imagemQrcode: Type.String({ pattern: '^data:image/png;base64,' }) })],
+      problems: [403, 404, 503],
+      errors: READ,
     },
     async (request) => locationQrCode({ db: deps.db, publicUrl: deps.config.publicUrl }, request.accountId, request.params.id),
   );

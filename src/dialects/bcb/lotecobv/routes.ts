@@ -1,24 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import type { RouteApp } from '../../../http/route-app.ts';
 import type { BatchItemRow, BatchRow } from '../../../modules/cobv/batch-repo.ts';
 import { getBatch, listBatchesOf, MAX_BATCH_ITEMS, MAX_BATCHES_PER_PAGE, putBatch, reviseBatch } from '../../../modules/cobv/batches.ts';
+import type { ChargeListDeps } from '../../../modules/charges/service.ts';
 import { chargeDeps } from '../cobv/routes.ts';
 import { CobVRevisada, CobVSolicitada, Timestamp } from '../cobv/schemas.ts';
 import { modalidadesAsIntegers } from '../cobv/modalidades.ts';
+import { bcbOperation } from '../operation.ts';
 import type { BcbDeps } from '../operations.ts';
-import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, problemResponses, type Problema, type ProblemName } from '../problems.ts';
+import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type Problema, type ProblemName } from '../problems.ts';
 import { BcbPaginacao, BcbTxid } from '../schemas.ts';
 import { emPortugues } from '../portugues.ts';
 import { violationOfField } from '../violations.ts';
 
-const tags = ['LoteCobV'];
-const write = { security: [{ oauth2: ['lotecobv.write'] }] };
-const read = { security: [{ oauth2: ['lotecobv.read'] }] };
-const problems = { bcbProblems: { invalid: 'LoteCobVOperacaoInvalida', notFound: 'LoteCobVNaoEncontrado' } } as const;
+const TAGS = ['LoteCobV'];
+const WRITE = { invalid: 'LoteCobVOperacaoInvalida', notFound: 'LoteCobVNaoEncontrado' } as const;
 /** BCB: a query of GET /lotecobv or GET /lotecobv/{id} that does not match the schema is LoteCobVConsultaInvalida. */
-const queryProblems = { bcbProblems: { invalid: 'LoteCobVConsultaInvalida', notFound: 'LoteCobVNaoEncontrado' } } as const;
+const READ = { invalid: 'LoteCobVConsultaInvalida', notFound: 'LoteCobVNaoEncontrado' } as const;
 /** A batch's body can hold MAX_BATCH_ITEMS charges of about 1 KiB each. */
 const BATCH_BODY_LIMIT_BYTES = 1024 * 1024;
+const ACCEPTED = Type.Null({ description: 'Lote recebido: cada cobrança já foi processada (GET /lotecobv/{id} mostra o resultado)' });
 
 const IdParams = Type.Object({ id: Type.String({ pattern: '^[0-9]{1,18}$', description: 'Id do lote, um número dado pelo recebedor' }) });
 const withTxid = <T extends typeof CobVSolicitada | typeof CobVRevisada>(schema: T) =>
@@ -74,53 +76,106 @@ export function loteView(batch: BatchRow, items: readonly BatchItemRow[]) {
   };
 }
 
+function putLoteRoute(app: RouteApp, deps: ChargeListDeps) {
+  bcbOperation(
+    app,
+    {
+      method: 'PUT',
+      url: '/lotecobv/:id',
+      tags: TAGS,
+      scope: 'lotecobv.write',
+      operationId: 'bcbPutLoteCobv',
+      summary: 'Criar/Alterar lote de cobranças com vencimento',
+      description: `Cria o lote e suas cobranças (até ${MAX_BATCH_ITEMS}); reenviado com exatamente as mesmas cobranças, substitui cada uma.`,
+      request: { params: IdParams, body: LoteBody },
+      answers: [202, ACCEPTED],
+      problems: [400, 403, 404, 503],
+      errors: WRITE,
+      bodyLimit: BATCH_BODY_LIMIT_BYTES,
+      preValidation: modalidadesAsIntegers,
+    },
+    async (request, reply) => {
+      await putBatch(deps, request.accountId, BigInt(request.params.id), request.body);
+      return reply.status(202).serializer(() => '').send(null);
+    },
+  );
+}
+
+function patchLoteRoute(app: RouteApp, deps: ChargeListDeps) {
+  bcbOperation(
+    app,
+    {
+      method: 'PATCH',
+      url: '/lotecobv/:id',
+      tags: TAGS,
+      scope: 'lotecobv.write',
+      operationId: 'bcbPatchLoteCobv',
+      summary: 'Revisar cobranças específicas de um lote',
+      request: { params: IdParams, body: LoteRevisado },
+      answers: [202, ACCEPTED],
+      problems: [400, 403, 404, 503],
+      errors: WRITE,
+      bodyLimit: BATCH_BODY_LIMIT_BYTES,
+      preValidation: modalidadesAsIntegers,
+    },
+    async (request, reply) => {
+      await reviseBatch(deps, request.accountId, BigInt(request.params.id), request.body);
+      return reply.status(202).serializer(() => '').send(null);
+    },
+  );
+}
+
+function getLoteRoute(app: RouteApp, deps: ChargeListDeps) {
+  bcbOperation(
+    app,
+    {
+      method: 'GET',
+      url: '/lotecobv/:id',
+      tags: TAGS,
+      scope: 'lotecobv.read',
+      operationId: 'bcbGetLoteCobv',
+      summary: 'Consultar um lote de cobranças com vencimento',
+      request: { params: IdParams },
+      answers: [200, Lote],
+      problems: [403, 404, 503],
+      errors: READ,
+    },
+    async (request) => {
+      const { batch, items } = await getBatch(deps, request.accountId, BigInt(request.params.id));
+      return loteView(batch, items);
+    },
+  );
+}
+
+function listLotesRoute(app: RouteApp, deps: ChargeListDeps) {
+  bcbOperation(
+    app,
+    {
+      method: 'GET',
+      url: '/lotecobv',
+      tags: TAGS,
+      scope: 'lotecobv.read',
+      operationId: 'bcbListLoteCobv',
+      summary: 'Consultar lotes de cobranças com vencimento',
+      request: { querystring: ListQuery },
+      answers: [200, Lotes],
+      problems: [400, 403, 503],
+      errors: READ,
+    },
+    async (request) => {
+      const { parametros, batches } = await listBatchesOf(deps, request.accountId, request.query);
+      return { parametros, lotes: batches.map(({ batch, items }) => loteView(batch, items)) };
+    },
+  );
+}
+
 /** BCB's `lotecobv` operations: PUT, PATCH and GET /lotecobv/{id}, GET /lotecobv. */
 export const lotecobvOperations =
   (bcb: BcbDeps): FastifyPluginAsyncTypebox =>
   async (app) => {
     const deps = chargeDeps(bcb);
-    const accepted = { 202: Type.Null({ description: 'Lote recebido: cada cobrança já foi processada (GET /lotecobv/{id} mostra o resultado)' }) };
-
-    app.put('/lotecobv/:id', {
-      schema: {
-        tags, ...write, operationId: 'bcbPutLoteCobv', summary: 'Criar/Alterar lote de cobranças com vencimento',
-        description: `Cria o lote e suas cobranças (até ${MAX_BATCH_ITEMS}); reenviado com exatamente as mesmas cobranças, substitui cada uma.`,
-        params: IdParams, body: LoteBody, response: { ...accepted, ...problemResponses(400, 403, 404, 503) },
-      },
-      bodyLimit: BATCH_BODY_LIMIT_BYTES,
-      config: problems,
-      preValidation: modalidadesAsIntegers,
-    }, async (request, reply) => {
-      await putBatch(deps, request.accountId, BigInt(request.params.id), request.body);
-      return reply.status(202).serializer(() => '').send(null);
-    });
-
-    app.patch('/lotecobv/:id', {
-      schema: {
-        tags, ...write, operationId: 'bcbPatchLoteCobv', summary: 'Revisar cobranças específicas de um lote',
-        params: IdParams, body: LoteRevisado, response: { ...accepted, ...problemResponses(400, 403, 404, 503) },
-      },
-      bodyLimit: BATCH_BODY_LIMIT_BYTES,
-      config: problems,
-      preValidation: modalidadesAsIntegers,
-    }, async (request, reply) => {
-      await reviseBatch(deps, request.accountId, BigInt(request.params.id), request.body);
-      return reply.status(202).serializer(() => '').send(null);
-    });
-
-    app.get('/lotecobv/:id', {
-      schema: { tags, ...read, operationId: 'bcbGetLoteCobv', summary: 'Consultar um lote de cobranças com vencimento', params: IdParams, response: { 200: Lote, ...problemResponses(403, 404, 503) } },
-      config: queryProblems,
-    }, async (request) => {
-      const { batch, items } = await getBatch(deps, request.accountId, BigInt(request.params.id));
-      return loteView(batch, items);
-    });
-
-    app.get('/lotecobv', {
-      schema: { tags, ...read, operationId: 'bcbListLoteCobv', summary: 'Consultar lotes de cobranças com vencimento', querystring: ListQuery, response: { 200: Lotes, ...problemResponses(400, 403, 503) } },
-      config: queryProblems,
-    }, async (request) => {
-      const { parametros, batches } = await listBatchesOf(deps, request.accountId, request.query);
-      return { parametros, lotes: batches.map(({ batch, items }) => loteView(batch, items)) };
-    });
+    putLoteRoute(app, deps);
+    patchLoteRoute(app, deps);
+    getLoteRoute(app, deps);
+    listLotesRoute(app, deps);
   };

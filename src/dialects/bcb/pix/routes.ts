@@ -3,32 +3,32 @@ import { getReceived, listReceived, type ReceivedDeps } from '../../../modules/r
 import { BCB_REFUND_POLICY, getRefund, requestRefund, type RefundsDeps } from '../../../modules/refunds/service.ts';
 import type { RouteApp } from '../../../http/route-app.ts';
 import type { BcbDeps } from '../operations.ts';
-import { problem, problemResponses } from '../problems.ts';
+import { bcbOperation } from '../operation.ts';
+import { problem } from '../problems.ts';
 import { Devolucao, DevolucaoParams, DevolucaoReadParams, DevolucaoSolicitada, paginacao, Pix, PixConsultados, PixQuery, PixReadParams } from './schemas.ts';
 import { pixView } from './views.ts';
 
 const TAGS = ['API Pix: pix'];
-const read = { security: [{ oauth2: ['pix.read'] }] };
-const write = { security: [{ oauth2: ['pix.write'] }] };
-const consult = { bcbProblems: { invalid: 'PixConsultaInvalida', notFound: 'PixNaoEncontrado' } } as const;
-const refund = { bcbProblems: { invalid: 'PixDevolucaoInvalida', notFound: 'PixNaoEncontrado' } } as const;
+const CONSULT = { invalid: 'PixConsultaInvalida', notFound: 'PixNaoEncontrado' } as const;
+const REFUND = { invalid: 'PixDevolucaoInvalida', notFound: 'PixNaoEncontrado' } as const;
 /** BCB: a refund GET /pix/{e2eid}/devolucao/{id} does not find (for that e2eid) is PixDevolucaoNaoEncontrada. */
-const refundRead = { bcbProblems: { invalid: 'PixDevolucaoInvalida', notFound: 'PixDevolucaoNaoEncontrada' } } as const;
+const REFUND_READ = { invalid: 'PixDevolucaoInvalida', notFound: 'PixDevolucaoNaoEncontrada' } as const;
 
 function listPixRoute(app: RouteApp, core: ReceivedDeps): void {
-  app.get(
-    '/pix',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...read,
-        operationId: 'bcbListPix',
-        tags: TAGS,
-        summary: 'Consultar Pix recebidos',
-        description: 'Os Pix recebidos entre `inicio` e `fim` (no máximo 31 dias), do mais antigo ao mais novo, com suas devoluções.',
-        querystring: PixQuery,
-        response: { 200: PixConsultados, ...problemResponses(400, 403, 503) },
-      },
-      config: consult,
+      method: 'GET',
+      url: '/pix',
+      tags: TAGS,
+      scope: 'pix.read',
+      operationId: 'bcbListPix',
+      summary: 'Consultar Pix recebidos',
+      description: 'Os Pix recebidos entre `inicio` e `fim` (no máximo 31 dias), do mais antigo ao mais novo, com suas devoluções.',
+      request: { querystring: PixQuery },
+      answers: [200, PixConsultados],
+      problems: [400, 403, 503],
+      errors: CONSULT,
     },
     async (request) => {
       const q = request.query;
@@ -52,18 +52,19 @@ function listPixRoute(app: RouteApp, core: ReceivedDeps): void {
 }
 
 function getPixRoute(app: RouteApp, core: ReceivedDeps): void {
-  app.get(
-    '/pix/:e2eid',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...read,
-        operationId: 'bcbGetPix',
-        tags: TAGS,
-        summary: 'Consultar Pix',
-        params: PixReadParams,
-        response: { 200: Pix, ...problemResponses(403, 404, 503) },
-      },
-      config: consult,
+      method: 'GET',
+      url: '/pix/:e2eid',
+      tags: TAGS,
+      scope: 'pix.read',
+      operationId: 'bcbGetPix',
+      summary: 'Consultar Pix',
+      request: { params: PixReadParams },
+      answers: [200, Pix],
+      problems: [403, 404, 503],
+      errors: CONSULT,
     },
     async (request) => {
       const { row, refunds: made } = await getReceived(core, request.accountId, request.params.e2eid);
@@ -73,23 +74,23 @@ function getPixRoute(app: RouteApp, core: ReceivedDeps): void {
 }
 
 function requestDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
-  app.put(
-    '/pix/:e2eid/devolucao/:id',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...write,
-        operationId: 'bcbRequestDevolucao',
-        tags: TAGS,
-        summary: 'Solicitar devolução',
-        description:
-          '201 com a devolução criada, ou com seu estado atual quando o mesmo id volta com a mesma requisição; o mesmo id com outra ' +
-          'requisição é 400 PixDevolucaoInvalida. Até 90 dias depois do Pix; a soma das devoluções não passa do valor do Pix. ' +
-          'RETIRADA só para Pix Saque ou Troco, até o valor do saque ou troco; ORIGINAL até o resto.',
-        params: DevolucaoParams,
-        body: DevolucaoSolicitada,
-        response: { 201: Devolucao, ...problemResponses(400, 403, 404, 503) },
-      },
-      config: refund,
+      method: 'PUT',
+      url: '/pix/:e2eid/devolucao/:id',
+      tags: TAGS,
+      scope: 'pix.write',
+      operationId: 'bcbRequestDevolucao',
+      summary: 'Solicitar devolução',
+      description:
+        '201 com a devolução criada, ou com seu estado atual quando o mesmo id volta com a mesma requisição; o mesmo id com outra ' +
+        'requisição é 400 PixDevolucaoInvalida. Até 90 dias depois do Pix; a soma das devoluções não passa do valor do Pix. ' +
+        'RETIRADA só para Pix Saque ou Troco, até o valor do saque ou troco; ORIGINAL até o resto.',
+      request: { params: DevolucaoParams, body: DevolucaoSolicitada },
+      answers: [201, Devolucao],
+      problems: [400, 403, 404, 503],
+      errors: REFUND,
     },
     async (request, reply) => {
       const { e2eid, id } = request.params;
@@ -100,18 +101,19 @@ function requestDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
 }
 
 function getDevolucaoRoute(app: RouteApp, core: RefundsDeps): void {
-  app.get(
-    '/pix/:e2eid/devolucao/:id',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...read,
-        operationId: 'bcbGetDevolucao',
-        tags: TAGS,
-        summary: 'Consultar devolução',
-        params: DevolucaoReadParams,
-        response: { 200: Devolucao, ...problemResponses(403, 404, 503) },
-      },
-      config: refundRead,
+      method: 'GET',
+      url: '/pix/:e2eid/devolucao/:id',
+      tags: TAGS,
+      scope: 'pix.read',
+      operationId: 'bcbGetDevolucao',
+      summary: 'Consultar devolução',
+      request: { params: DevolucaoReadParams },
+      answers: [200, Devolucao],
+      problems: [403, 404, 503],
+      errors: REFUND_READ,
     },
     async (request) => getRefund(core, request.accountId, request.params.e2eid, request.params.id),
   );

@@ -4,34 +4,32 @@ import { destinationPolicy } from '../../../modules/webhooks/destination.ts';
 import { deleteKeyWebhook, getKeyWebhook, listKeyWebhooks, putKeyWebhook, type KeyWebhooksDeps } from '../../../modules/webhooks/pix-keys.ts';
 import type { RouteApp } from '../../../http/route-app.ts';
 import type { BcbDeps } from '../operations.ts';
+import { bcbOperation } from '../operation.ts';
 import { paginacao } from '../pix/schemas.ts';
-import { problemResponses } from '../problems.ts';
 import { ChaveParams, WebhookCompleto, WebhookQuery, WebhooksConsultados, WebhookSolicitado } from './schemas.ts';
 import { webhookView } from './views.ts';
 
 const TAGS = ['API Pix: webhook'];
-const read = { security: [{ oauth2: ['webhook.read'] }] };
-const write = { security: [{ oauth2: ['webhook.write'] }] };
-const problems = { bcbProblems: { invalid: 'WebhookOperacaoInvalida', notFound: 'WebhookNaoEncontrado' } } as const;
+const ERRORS = { invalid: 'WebhookOperacaoInvalida', notFound: 'WebhookNaoEncontrado' } as const;
 
 function putWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
-  app.put(
-    '/webhook/:chave',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...write,
-        operationId: 'bcbPutWebhook',
-        tags: TAGS,
-        summary: 'Configurar o Webhook Pix',
-        description:
-          'A chave deve ser uma das chaves da conta; a URL segue as regras dos webhooks (HTTPS, portas, endereços). Os Pix com txid ' +
-          'recebidos na chave, e as devoluções deles que chegarem a DEVOLVIDO ou NAO_REALIZADO, são notificados em ' +
-          '`POST {webhookUrl}/pix` com `{"pix": [...]}`, assinados (Standard Webhooks) e com o certificado de cliente do serviço (mTLS).',
-        params: ChaveParams,
-        body: WebhookSolicitado,
-        response: { 200: Type.Null({ description: 'Webhook configurado' }), ...problemResponses(400, 403, 404, 503) },
-      },
-      config: problems,
+      method: 'PUT',
+      url: '/webhook/:chave',
+      tags: TAGS,
+      scope: 'webhook.write',
+      operationId: 'bcbPutWebhook',
+      summary: 'Configurar o Webhook Pix',
+      description:
+        'A chave deve ser uma das chaves da conta; a URL segue as regras dos webhooks (HTTPS, portas, endereços). Os Pix com txid ' +
+        'recebidos na chave, e as devoluções deles que chegarem a DEVOLVIDO ou NAO_REALIZADO, são notificados em ' +
+        '`POST {webhookUrl}/pix` com `{"pix": [...]}`, assinados (Standard Webhooks) e com o certificado de cliente do serviço (mTLS).',
+      request: { params: ChaveParams, body: WebhookSolicitado },
+      answers: [200, Type.Null({ description: 'Webhook configurado' })],
+      problems: [400, 403, 404, 503],
+      errors: ERRORS,
     },
     async (request, reply) => {
       await putKeyWebhook(core, request.accountId, request.params.chave, request.body.webhookUrl);
@@ -41,37 +39,39 @@ function putWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
 }
 
 function getWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
-  app.get(
-    '/webhook/:chave',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...read,
-        operationId: 'bcbGetWebhook',
-        tags: TAGS,
-        summary: 'Exibir informações acerca do Webhook Pix',
-        params: ChaveParams,
-        response: { 200: WebhookCompleto, ...problemResponses(403, 404, 503) },
-      },
-      config: problems,
+      method: 'GET',
+      url: '/webhook/:chave',
+      tags: TAGS,
+      scope: 'webhook.read',
+      operationId: 'bcbGetWebhook',
+      summary: 'Exibir informações acerca do Webhook Pix',
+      request: { params: ChaveParams },
+      answers: [200, WebhookCompleto],
+      problems: [403, 404, 503],
+      errors: ERRORS,
     },
     async (request) => webhookView(await getKeyWebhook(core, request.accountId, request.params.chave)),
   );
 }
 
 function deleteWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
-  app.delete(
-    '/webhook/:chave',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...write,
-        operationId: 'bcbDeleteWebhook',
-        tags: TAGS,
-        summary: 'Cancelar o webhook Pix',
-        description: 'As notificações ainda não entregues deste webhook terminam como FAILED (ficam no log).',
-        params: ChaveParams,
-        response: { 204: Type.Null({ description: 'Webhook cancelado' }), ...problemResponses(403, 404, 503) },
-      },
-      config: problems,
+      method: 'DELETE',
+      url: '/webhook/:chave',
+      tags: TAGS,
+      scope: 'webhook.write',
+      operationId: 'bcbDeleteWebhook',
+      summary: 'Cancelar o webhook Pix',
+      description: 'As notificações ainda não entregues deste webhook terminam como FAILED (ficam no log).',
+      request: { params: ChaveParams },
+      answers: [204, Type.Null({ description: 'Webhook cancelado' })],
+      problems: [403, 404, 503],
+      errors: ERRORS,
     },
     async (request, reply) => {
       await deleteKeyWebhook(core, request.accountId, request.params.chave);
@@ -81,18 +81,19 @@ function deleteWebhookRoute(app: RouteApp, core: KeyWebhooksDeps): void {
 }
 
 function listWebhooksRoute(app: RouteApp, core: KeyWebhooksDeps): void {
-  app.get(
-    '/webhook',
+  bcbOperation(
+    app,
     {
-      schema: {
-        ...read,
-        operationId: 'bcbListWebhooks',
-        tags: TAGS,
-        summary: 'Consultar webhooks cadastrados',
-        querystring: WebhookQuery,
-        response: { 200: WebhooksConsultados, ...problemResponses(400, 403, 503) },
-      },
-      config: problems,
+      method: 'GET',
+      url: '/webhook',
+      tags: TAGS,
+      scope: 'webhook.read',
+      operationId: 'bcbListWebhooks',
+      summary: 'Consultar webhooks cadastrados',
+      request: { querystring: WebhookQuery },
+      answers: [200, WebhooksConsultados],
+      problems: [400, 403, 503],
+      errors: ERRORS,
     },
     async (request) => {
       const q = request.query;
