@@ -10,6 +10,7 @@ import { BCB_EXAMPLES } from '../dialects/bcb/examples.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemName } from '../dialects/bcb/problems.ts';
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 import { CONTROLS_EXAMPLES } from '../modules/controls/examples.ts';
+import { examplePage } from './example-page.ts';
 
 export interface OperationExamples {
   /** The body of the request. */
@@ -232,17 +233,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   createChargeWithGeneratedTxid: { body: chargeBody, responses: { 201: charge }, errors: { 400: 'INVALID_CPF', 422: 'PIX_KEY_NOT_FOUND' } },
   listCharges: {
     params: { inicio: '2026-11-01T00:00:00Z', fim: '2026-11-24T23:59:59Z', status: 'ATIVA', 'paginacao.paginaAtual': 0, 'paginacao.itensPorPagina': 100 },
-    responses: {
-      200: {
-        parametros: {
-          inicio: '2026-11-01T00:00:00.000Z',
-          fim: '2026-11-24T23:59:59.000Z',
-          status: 'ATIVA',
-          paginacao: { paginaAtual: 0, itensPorPagina: 100, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 },
-        },
-        cobs: [charge],
-      },
-    },
+    responses: { 200: examplePage({ inicio: '2026-11-01T00:00:00.000Z', fim: '2026-11-24T23:59:59.000Z', status: 'ATIVA' }, 'cobs', [charge]) },
     errors: { 400: 'INTERVAL_TOO_LONG' },
   },
   getChargeQrCode: {

@@ -3,7 +3,7 @@
  * (inline, so that each route's schema stands alone in the OpenAPI document). Inputs forbid
  * unknown properties; answers list every field they may carry (the serializer drops the rest).
  */
-import { Type, type TSchema } from 'typebox';
+import { Type, type TArray, type TOptional, type TSchema } from 'typebox';
 import type { Scope } from '../../modules/auth/scopes.ts';
 
 /** BCB's `TxId` of a charge: 26 to 35 characters of [a-zA-Z0-9]. */
@@ -111,6 +111,26 @@ export const bcbListQuery = <T extends Record<string, TSchema>>(filters: T) =>
     },
     { additionalProperties: false },
   );
+
+/** An instant, RFC 3339, with what it is. */
+export const BcbTimestamp = (description: string) => Type.String({ format: 'date-time', description });
+
+/** The filters of a list as its answer repeats them in `parametros`: each optional. */
+export const bcbListFilters = <T extends Record<string, TSchema>>(filters: T) =>
+  Object.fromEntries(Object.entries(filters).map(([name, schema]) => [name, Type.Optional(schema)])) as { [K in keyof T]: TOptional<T[K]> };
+
+/**
+ * BCB's answer to a list: `parametros`, what was asked (the interval, the filters given, the
+ * page), and the items under the list's own key (`cobs`, `pix`, `loc`...).
+ */
+export const bcbListAnswer = <F extends Record<string, TSchema>, K extends string, I extends TSchema>(filters: F, key: K, item: I) =>
+  Type.Object({
+    parametros: Type.Object({ inicio: BcbTimestamp('Início'), fim: BcbTimestamp('Fim'), ...bcbListFilters(filters), paginacao: BcbPaginacao }),
+    ...({ [key]: Type.Array(item) } as { [P in K]: TArray<I> }),
+  });
+
+/** The filters of a charge list (`cob`, `cobv`). */
+export const BCB_CHARGE_FILTERS = { cpf: Type.String(), cnpj: Type.String(), locationPresente: Type.Boolean(), status: Type.String() };
 
 /** BCB's `Devolucao`: a refund of a received Pix. */
 export const BcbDevolucao = Type.Object({

@@ -1,4 +1,5 @@
 import type { OperationExamples } from '../../../http/openapi-examples.ts';
+import { examplePage } from '../../../http/example-page.ts';
 
 const TXID = 'pedido20261124000000000001';
 const CHAVE = 'c1a9e94e-4af5-4e52-b8e5-4eb266ee637c';
@@ -64,16 +65,7 @@ export const COB_EXAMPLES: Record<string, OperationExamples> = {
   bcbGetCob: { params: { txid: TXID, revisao: 0 }, responses: { 200: paid }, problems: { 400: 'CobConsultaInvalida', 404: 'CobNaoEncontrado' } },
   bcbListCob: {
     params: { inicio: '2026-11-24T00:00:00Z', fim: '2026-11-24T23:59:59Z', 'paginacao.itensPorPagina': 100 },
-    responses: {
-      200: {
-        parametros: {
-          inicio: '2026-11-24T00:00:00.000Z',
-          fim: '2026-11-24T23:59:59.000Z',
-          paginacao: { paginaAtual: 0, itensPorPagina: 100, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 },
-        },
-        cobs: [paid],
-      },
-    },
+    responses: { 200: examplePage({ inicio: '2026-11-24T00:00:00.000Z', fim: '2026-11-24T23:59:59.000Z' }, 'cobs', [paid]) },
     problems: { 400: 'CobConsultaInvalida' },
   },
   bcbPatchCob: {

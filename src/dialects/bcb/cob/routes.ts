@@ -13,9 +13,9 @@ import {
 import type { BcbDeps } from '../operations.ts';
 import { bcbOperation } from '../operation.ts';
 import { problem } from '../problems.ts';
-import { BcbTxidParams, bcbPaginacao } from '../schemas.ts';
+import { BcbTxidParams } from '../schemas.ts';
 import { CobCompleta, CobListQuery, CobQuery, CobRevisada, CobSolicitada, CobsConsultadas } from './schemas.ts';
-import { cobView } from './views.ts';
+import { chargesPage, cobView } from './views.ts';
 
 const TAGS = ['API Pix: cob'];
 const WRITE = { invalid: 'CobOperacaoInvalida', notFound: 'CobNaoEncontrado' } as const;
@@ -145,12 +145,7 @@ function listCobs(app: RouteApp, deps: ChargeListDeps) {
       problems: [400, 403, 503],
       errors: READ,
     },
-    async (request) => {
-      const { parametros, rows, now } = await listChargesOf(deps, request.accountId, request.query);
-      const payments = await paymentsOf(deps.db, rows);
-      const cobs = rows.map((row) => cobView(row, row, { now, publicUrl: deps.publicUrl, payment: payments.get(row.id) }));
-      return { parametros: { ...parametros, paginacao: bcbPaginacao(parametros.paginacao) }, cobs };
-    },
+    async (request) => chargesPage(deps, await listChargesOf(deps, request.accountId, request.query), cobView),
   );
 }
 

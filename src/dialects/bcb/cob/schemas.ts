@@ -11,7 +11,8 @@ import {
   BcbInfoAdicionaisView,
   BcbLoc,
   BcbLocRequest,
-  BcbPaginacao,
+  BCB_CHARGE_FILTERS,
+  bcbListAnswer,
   BcbPix,
   BcbSolicitacaoPagador,
   bcbListQuery,
@@ -92,15 +93,4 @@ export const CobListQuery = bcbListQuery({
 });
 
 /** BCB's `CobsConsultadas`. */
-export const CobsConsultadas = Type.Object({
-  parametros: Type.Object({
-    inicio: Type.String({ format: 'date-time' }),
-    fim: Type.String({ format: 'date-time' }),
-    cpf: Type.Optional(Type.String()),
-    cnpj: Type.Optional(Type.String()),
-    locationPresente: Type.Optional(Type.Boolean()),
-    status: Type.Optional(Type.String()),
-    paginacao: BcbPaginacao,
-  }),
-  cobs: Type.Array(CobCompleta),
-});
+export const CobsConsultadas = bcbListAnswer(BCB_CHARGE_FILTERS, 'cobs', CobCompleta);

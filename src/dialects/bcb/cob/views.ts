@@ -1,8 +1,10 @@
 import { formatCentavos } from '../../../lib/money.ts';
 import type { ChargeRow, ChargeWithPayment } from '../../../modules/charges/repo.ts';
-import { effectiveStatus, type ChargePaymentDetail, type Retirada } from '../../../modules/charges/service.ts';
+import type { DbExecutor } from '../../../db/client.ts';
+import { effectiveStatus, paymentsOf, type ChargePaymentDetail, type Retirada } from '../../../modules/charges/service.ts';
 import { locationUrl } from '../../../modules/locations/service.ts';
 import { pixView } from '../pix/views.ts';
+import { bcbPaginacao } from '../schemas.ts';
 
 export interface CobViewContext {
   readonly now: Date;
@@ -53,4 +55,15 @@ export function cobView(row: ChargeRow, current: ChargeWithPayment, ctx: CobView
     ...(loc && current.pix_copia_e_cola !== null ? { pixCopiaECola: current.pix_copia_e_cola } : {}),
     ...(ctx.payment ? { pix: [pixView(ctx.payment.payment, ctx.payment.refunds)] } : {}),
   };
+}
+
+/** A page of a charge list (`cob` or `cobv`) as BCB answers it: each charge with the Pix that paid it, and the paging. */
+export async function chargesPage<P extends { paginacao: Parameters<typeof bcbPaginacao>[0] }, R extends ChargeWithPayment, V>(
+  deps: { db: DbExecutor; publicUrl: string },
+  listed: { parametros: P; rows: R[]; now: Date },
+  view: (row: R, current: R, ctx: CobViewContext) => V,
+) {
+  const payments = await paymentsOf(deps.db, listed.rows);
+  const cobs = listed.rows.map((row) => view(row, row, { now: listed.now, publicUrl: deps.publicUrl, payment: payments.get(row.id) }));
+  return { parametros: { ...listed.parametros, paginacao: bcbPaginacao(listed.parametros.paginacao) }, cobs };
 }

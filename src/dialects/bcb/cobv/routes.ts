@@ -6,7 +6,8 @@ import { getCobv, listCobv, putCobv, reviseCobv } from '../../../modules/cobv/se
 import { bcbOperation } from '../operation.ts';
 import type { BcbDeps } from '../operations.ts';
 import { modalidadesAsIntegers } from './modalidades.ts';
-import { BcbTxidParams, bcbPaginacao } from '../schemas.ts';
+import { chargesPage } from '../cob/views.ts';
+import { BcbTxidParams } from '../schemas.ts';
 import { CobsVConsultadas, CobV, CobVListQuery, CobVRevisada, CobVSolicitada } from './schemas.ts';
 import { cobvView } from './views.ts';
 
@@ -119,12 +120,7 @@ function listCobvRoute(app: RouteApp, deps: ChargeListDeps) {
       problems: [400, 403, 503],
       errors: READ,
     },
-    async (request) => {
-      const { parametros, rows, now } = await listCobv(deps, request.accountId, request.query);
-      const payments = await paymentsOf(deps.db, rows);
-      const cobs = rows.map((row) => cobvView(row, row, { now, publicUrl: deps.publicUrl, payment: payments.get(row.id) }));
-      return { parametros: { ...parametros, paginacao: bcbPaginacao(parametros.paginacao) }, cobs };
-    },
+    async (request) => chargesPage(deps, await listCobv(deps, request.accountId, request.query), cobvView),
   );
 }
 

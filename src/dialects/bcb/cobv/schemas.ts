@@ -4,7 +4,7 @@
  * (`additionalProperties: false`); answers list every field they carry, so that nothing is lost.
  */
 import { Type, type TSchema } from 'typebox';
-import { BcbCobrancaStatus, BcbDecimal, BcbLoc, BcbPaginacao, BcbPix } from '../schemas.ts';
+import { BCB_CHARGE_FILTERS, BcbCobrancaStatus, BcbDecimal, BcbLoc, BcbPix, bcbListAnswer } from '../schemas.ts';
 
 const closed = { additionalProperties: false } as const;
 
@@ -123,18 +123,7 @@ export const CobV = Type.Object({
   pix: Type.Optional(Type.Array(BcbPix, { description: 'O Pix que concluiu a cobrança, com seus componentes e devoluções' })),
 });
 
-export const CobsVConsultadas = Type.Object({
-  parametros: Type.Object({
-    inicio: Timestamp('Início'),
-    fim: Timestamp('Fim'),
-    cpf: Type.Optional(Type.String()),
-    cnpj: Type.Optional(Type.String()),
-    locationPresente: Type.Optional(Type.Boolean()),
-    status: Type.Optional(Type.String()),
-    paginacao: BcbPaginacao,
-  }),
-  cobs: Type.Array(CobV),
-});
+export const CobsVConsultadas = bcbListAnswer(BCB_CHARGE_FILTERS, 'cobs', CobV);
 
 export const CobVListQuery = Type.Object(
   {

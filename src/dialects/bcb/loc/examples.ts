@@ -1,4 +1,5 @@
 import type { OperationExamples } from '../../../http/openapi-examples.ts';
+import { examplePage } from '../../../http/example-page.ts';
 
 const CRIACAO = '2026-11-24T15:30:12.345Z';
 const loc = { id: 789, location: 'pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca25', tipoCob: 'cob', criacao: CRIACAO };
@@ -10,17 +11,7 @@ export const LOC_EXAMPLES: Record<string, OperationExamples> = {
   bcbPostLoc: { body: { tipoCob: 'cob' }, responses: { 201: loc }, problems },
   bcbListLoc: {
     params: { inicio: '2026-11-24T00:00:00Z', fim: '2026-11-24T23:59:59Z', tipoCob: 'cob' },
-    responses: {
-      200: {
-        parametros: {
-          inicio: '2026-11-24T00:00:00.000Z',
-          fim: '2026-11-24T23:59:59.000Z',
-          tipoCob: 'cob',
-          paginacao: { paginaAtual: 0, itensPorPagina: 100, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 },
-        },
-        loc: [linked],
-      },
-    },
+    responses: { 200: examplePage({ inicio: '2026-11-24T00:00:00.000Z', fim: '2026-11-24T23:59:59.000Z', tipoCob: 'cob' }, 'loc', [linked]) },
     problems: { 400: 'PayloadLocationConsultaInvalida' },
   },
   bcbGetLoc: { params: { id: '789' }, responses: { 200: linked }, problems },

@@ -1,4 +1,5 @@
 import type { OperationExamples } from '../../../http/openapi-examples.ts';
+import { examplePage } from '../../../http/example-page.ts';
 
 const E2E = 'E60746948202611241522xYz0aBc1dEf';
 const TXID = 'pedido20261124000000000001';
@@ -27,16 +28,7 @@ const pix = {
 export const PIX_EXAMPLES: Record<string, OperationExamples> = {
   bcbListPix: {
     params: { inicio: '2026-11-24T00:00:00Z', fim: '2026-11-24T23:59:59Z', 'paginacao.paginaAtual': 0, 'paginacao.itensPorPagina': 100 },
-    responses: {
-      200: {
-        parametros: {
-          inicio: '2026-11-24T00:00:00Z',
-          fim: '2026-11-24T23:59:59Z',
-          paginacao: { paginaAtual: 0, itensPorPagina: 100, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 },
-        },
-        pix: [pix],
-      },
-    },
+    responses: { 200: examplePage({ inicio: '2026-11-24T00:00:00Z', fim: '2026-11-24T23:59:59Z' }, 'pix', [pix]) },
     problems: { 400: 'PixConsultaInvalida' },
   },
   bcbGetPix: { params: { e2eid: E2E }, responses: { 200: pix }, problems: { 404: 'PixNaoEncontrado' } },

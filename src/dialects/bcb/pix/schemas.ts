@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { BcbPaginacao, VALOR_PATTERN } from '../schemas.ts';
+import { bcbListAnswer, VALOR_PATTERN } from '../schemas.ts';
 
 /** BCB's schemas of received Pix and refunds (API Pix 2.9.0: Pix, Devolucao, DevolucaoSolicitada, PixConsultados). */
 
@@ -104,19 +104,7 @@ export const PixQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const PixConsultados = Type.Object({
-  parametros: Type.Object({
-    inicio: DateTime('Início'),
-    fim: DateTime('Fim'),
-    txid: Type.Optional(Type.String()),
-    txIdPresente: Type.Optional(Type.Boolean()),
-    devolucaoPresente: Type.Optional(Type.Boolean()),
-    cpf: Type.Optional(Type.String()),
-    cnpj: Type.Optional(Type.String()),
-    paginacao: BcbPaginacao,
-  }),
-  pix: Type.Array(Pix),
-});
+export const PixConsultados = bcbListAnswer({ txid: Type.String(), txIdPresente: Type.Boolean(), devolucaoPresente: Type.Boolean(), cpf: Type.String(), cnpj: Type.String() }, 'pix', Pix);
 
 /** BCB's `Paginacao` of a page: at least one page even when nothing matches. */
 export function paginacao(paginaAtual: number, itensPorPagina: number, total: number) {

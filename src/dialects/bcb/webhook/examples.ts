@@ -1,4 +1,5 @@
 import type { OperationExamples } from '../../../http/openapi-examples.ts';
+import { examplePage } from '../../../http/example-page.ts';
 
 const CHAVE = 'c1a9e94e-4af5-4e52-b8e5-4eb266ee637c';
 const webhook = { webhookUrl: 'https://padaria.example.com/api/webhook', chave: CHAVE, criacao: '2026-11-24T15:10:00.358Z' };
@@ -14,16 +15,7 @@ export const WEBHOOK_EXAMPLES: Record<string, OperationExamples> = {
   bcbDeleteWebhook: { params: { chave: CHAVE }, problems: { 404: 'WebhookNaoEncontrado' } },
   bcbListWebhooks: {
     params: { inicio: '2026-11-01T00:00:00Z', fim: '2026-11-30T23:59:59Z', 'paginacao.paginaAtual': 0, 'paginacao.itensPorPagina': 100 },
-    responses: {
-      200: {
-        parametros: {
-          inicio: '2026-11-01T00:00:00Z',
-          fim: '2026-11-30T23:59:59Z',
-          paginacao: { paginaAtual: 0, itensPorPagina: 100, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 },
-        },
-        webhooks: [webhook],
-      },
-    },
+    responses: { 200: examplePage({ inicio: '2026-11-01T00:00:00Z', fim: '2026-11-30T23:59:59Z' }, 'webhooks', [webhook]) },
     problems: { 400: 'WebhookOperacaoInvalida' },
   },
 };
