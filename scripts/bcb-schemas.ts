@@ -19,8 +19,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SPEC = join(ROOT, '..', 'shared', 'reference', 'bcb-api-pix', 'openapi.yaml');
 export const FIXTURE = join(ROOT, 'test', 'fixtures', 'bcb-api-pix.json');
 
-/** The paths of this service's /v2 scope: everything but Pix Automático. */
-const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|pix|webhook)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
+/** The paths of this service's /v2 scope: every group served so far (Pix Automático's as they come). */
+const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|locrec|pix|webhook)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
 
 type Json = Record<string, unknown>;
 

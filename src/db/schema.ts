@@ -230,6 +230,14 @@ export interface LocationsTable {
   created_at: CreatedAt;
 }
 
+/** A payload location of a recurrence (BCB's locrec). */
+export interface RecLocationsTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  token: string;
+  created_at: CreatedAt;
+}
+
 export interface ChargeRevisionsTable {
   charge_id: Id;
   revisao: number;
@@ -429,6 +437,7 @@ export interface DB {
   webhook_logs: WebhookLogsTable;
   charges: ChargesTable;
   locations: LocationsTable;
+  rec_locations: RecLocationsTable;
   charge_revisions: ChargeRevisionsTable;
   cobv_batches: CobvBatchesTable;
   cobv_batch_items: CobvBatchItemsTable;

@@ -23,7 +23,7 @@ const VALUE_SHAPES: readonly Shape[] = [
   { name: 'a client id', pattern: /^pix_[a-z0-9]{16,}$/ },
   { name: 'a message id', pattern: /^msg_[0-9a-f]{32}$/ },
   // BCB's location: host and port (the service's, which differs between runs), then the token.
-  { name: 'a payload location', pattern: /^[\w.:[\]-]+\/qr\/v2\/(cobv\/)?[0-9a-f]{32}$/ },
+  { name: 'a payload location', pattern: /^[\w.:[\]-]+\/qr\/v2\/((cobv|rec)\/)?[0-9a-f]{32}$/ },
   { name: 'a SHA-256 fingerprint', pattern: /^[0-9a-f]{64}$/ },
   // A URL of the service itself (its inbox): the docs say port 8080, the test's service listens elsewhere.
   { name: 'a URL of the service', pattern: /^http:\/\/127\.0\.0\.1:\d+(\/\S*)?$/, same: (v) => v.replace(/^http:\/\/127\.0\.0\.1:\d+/, '') },

@@ -23,6 +23,8 @@ export interface BcbOwned {
   /** A location linked to `cob`; and one the DELETE case unlinks. */
   loc: number;
   unlinked: number;
+  /** A location of recurrences. */
+  locrec: number;
   /** A Pix A received with a txid, refunded in part (`refund`). */
   e2eid: string;
   refund: string;
@@ -59,7 +61,9 @@ export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned>
   const refund = fresh('dev', 20);
   await send('PUT', `/pix/${paid.endToEndId}/devolucao/${refund}`, { valor: '1.00' }, 201);
   await send('PUT', `/webhook/${key}`, { webhookUrl: 'https://127.0.0.1:8443/bcb' }, 200);
+  const locrec = (await send('POST', '/locrec', { tipo: 'rec' }, 201)).id as number;
   return {
+    locrec,
     key,
     cob,
     patched,
@@ -104,6 +108,11 @@ export const BCB_ROUTE_FIXTURES: Record<string, BcbRouteFixture<BcbOwned>> = {
   bcbGetLoc: { own: (o) => ({ params: { id: o.loc } }), foreign: { request: (o) => ({ params: { id: o.loc } }), problem: 'PayloadLocationNaoEncontrado' } },
   bcbDeleteLocTxid: { own: (o) => ({ params: { id: o.unlinked } }), foreign: { request: (o) => ({ params: { id: o.unlinked } }), problem: 'PayloadLocationNaoEncontrado' } },
   bcbGetLocQrcode: { own: (o) => ({ params: { id: o.loc } }), foreign: { request: (o) => ({ params: { id: o.loc } }), problem: 'PayloadLocationNaoEncontrado' } },
+
+  bcbPostLocRec: { own: () => ({ body: { tipo: 'rec' } }), foreign: { none: 'creates a location' } },
+  bcbListLocRec: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+  bcbGetLocRec: { own: (o) => ({ params: { id: o.locrec } }), foreign: { request: (o) => ({ params: { id: o.locrec } }), problem: 'PayloadLocationRecNaoEncontrado' } },
+  bcbDeleteLocRecIdRec: { own: (o) => ({ params: { id: o.locrec } }), foreign: { request: (o) => ({ params: { id: o.locrec } }), problem: 'PayloadLocationRecNaoEncontrado' } },
 
   bcbListPix: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
   bcbGetPix: { own: (o) => ({ params: { e2eid: o.e2eid } }), foreign: { request: (o) => ({ params: { e2eid: o.e2eid } }), problem: 'PixNaoEncontrado' } },

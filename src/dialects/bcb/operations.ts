@@ -6,6 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
 import { cobOperations } from './cob/routes.ts';
 import { locOperations } from './loc/routes.ts';
+import { locrecOperations } from './locrec/routes.ts';
 import { cobPayloadRoutes } from './payloads/routes.ts';
 import { pixOperations } from './pix/routes.ts';
 import { webhookOperations } from './webhook/routes.ts';
@@ -32,7 +33,7 @@ export interface BcbDeps {
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
 export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), pixOperations(deps), webhookOperations(deps)];
+  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), locrecOperations(deps), pixOperations(deps), webhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */

@@ -34,6 +34,8 @@ export const PROBLEM_TYPES = {
   PixConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
   WebhookOperacaoInvalida: { status: 400, title: 'Webhook inválido.' },
   WebhookNaoEncontrado: { status: 404, title: 'Webhook não encontrado.' },
+  PayloadLocationRecNaoEncontrado: { status: 404, title: 'Location não encontrada.' },
+  PayloadLocationRecConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
 
 export type ProblemName = keyof typeof PROBLEM_TYPES;

@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 
 /**
  * The OAuth scopes an access token may carry, each with what it allows. BCB's (the
- * `securitySchemes` of the API Pix, without Pix Automático's, which this service does not offer)
+ * `securitySchemes` of the API Pix, Pix Automático's as its operations are served)
  * guard `/v2` and the root routes they fit; the service's own guard the root routes BCB has no
  * scope for. A client holds every one unless an operator limits it.
  */
@@ -20,6 +20,8 @@ export const SCOPE_DESCRIPTIONS = {
   'webhook.read': "BCB: read webhooks (/v2/webhook, /api/webhooks) and the root's delivery log",
   'payloadlocation.write': 'BCB: create and unlink payload locations (/v2/loc)',
   'payloadlocation.read': 'BCB: read payload locations and their QR codes (/v2/loc)',
+  'payloadlocationrec.write': "BCB: create payload locations of recurrences and unlink their recurrence (/v2/locrec)",
+  'payloadlocationrec.read': 'BCB: read payload locations of recurrences (/v2/locrec)',
   'pix.send': 'Send a Pix from the account (POST /dict/pix)',
   'balance.read': "Read the account's balances (/balance, /accounts/balances)",
   'transactions.read': "Read the account's transactions and the MEDs opened against them (/api/transactions, /api/pix/..., /api/meds)",

@@ -1,0 +1,108 @@
+/**
+ * The payload locations of recurrences (BCB's `locrec`): made free, taken by a recurrence that
+ * names it, served publicly at `/qr/v2/rec/{token}` as a signed payload while a recurrence holds
+ * it. Which recurrence a location serves is the recurrence's to say; until recurrences are kept,
+ * none does.
+ */
+import type { DbExecutor } from '../../db/client.ts';
+import { notFound } from '../../http/errors.ts';
+import type { ListQueries } from '../../http/list-queries.ts';
+import { listInterval } from '../charges/service.ts';
+import { newLocationToken, PAYLOAD_PATH } from '../locations/service.ts';
+
+export interface RecLocationRow {
+  id: bigint;
+  account_id: bigint;
+  token: string;
+  created_at: Date;
+  /** The recurrence the location serves, when one does. */
+  id_rec: string | null;
+}
+
+const COLUMNS = ['rec_locations.id', 'rec_locations.account_id', 'rec_locations.token', 'rec_locations.created_at'] as const;
+
+/** The location of a recurrence's payload as BCB writes it: PUBLIC_URL's host and `/qr/v2/rec/{token}`. */
+export function recLocationUrl(publicUrl: string, token: string): string {
+  return `${new URL(publicUrl).host}${PAYLOAD_PATH}/rec/${token}`;
+}
+
+function linked(db: DbExecutor) {
+  return db
+    .selectFrom('rec_locations')
+    .select(COLUMNS)
+    .select((eb) => eb.cast<string | null>(eb.val(null), 'text').as('id_rec'));
+}
+
+/** POST /v2/locrec: a new location of the account, serving no recurrence. */
+export async function createRecLocation(db: DbExecutor, accountId: bigint, now: Date): Promise<RecLocationRow> {
+  const row = await db
+    .insertInto('rec_locations')
+    .values({ account_id: accountId, token: newLocationToken(), created_at: now })
+    .returning(COLUMNS)
+    .executeTakeFirstOrThrow();
+  return { ...row, id_rec: null };
+}
+
+const recLocationNotFound = (id: string) => notFound('PAYLOAD_LOCATION_NOT_FOUND', `The account has no payload location of recurrences ${id}`);
+
+/** A location id as a path gives it: digits naming a bigint, else no location. */
+function locationId(id: string): bigint | null {
+  return /^[0-9]{1,18}$/.test(id) ? BigInt(id) : null;
+}
+
+/** GET /v2/locrec/{id}: the account's location; another account's is not found. */
+export async function getRecLocation(db: DbExecutor, accountId: bigint, id: string): Promise<RecLocationRow> {
+  const key = locationId(id);
+  const row = key === null ? undefined : await linked(db).where('rec_locations.account_id', '=', accountId).where('rec_locations.id', '=', key).executeTakeFirst();
+  if (!row) throw recLocationNotFound(id);
+  return row;
+}
+
+/**
+ * DELETE /v2/locrec/{id}/idRec: the location stops serving its recurrence, if it served one;
+ * the recurrence keeps its status and shows no location.
+ */
+export async function unlinkRecLocation(db: DbExecutor, accountId: bigint, id: string): Promise<RecLocationRow> {
+  const row = await getRecLocation(db, accountId, id);
+  return { ...row, id_rec: null };
+}
+
+export interface RecLocationListQuery {
+  inicio: string;
+  fim: string;
+  idRecPresente?: boolean | undefined;
+  convenio?: string | undefined;
+  'paginacao.paginaAtual'?: number | undefined;
+  'paginacao.itensPorPagina'?: number | undefined;
+}
+
+/**
+ * GET /v2/locrec: the account's locations created in [inicio, fim] (at most 31 days apart),
+ * newest first. `idRecPresente=true` and `convenio` select by the recurrence a location serves.
+ */
+export async function listRecLocationsOf(deps: { lists: ListQueries }, accountId: bigint, query: RecLocationListQuery) {
+  const { from, to } = listInterval(query.inicio, query.fim);
+  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
+  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  // A location serves a recurrence only through one, and a convênio is a recurrence's.
+  const none = query.idRecPresente === true || query.convenio !== undefined;
+  const { rows, total } = await deps.lists.run(accountId, async (db) => {
+    if (none) return { rows: [], total: 0 };
+    const q = linked(db)
+      .where('rec_locations.account_id', '=', accountId)
+      .where((eb) => eb.between('rec_locations.created_at', from, to));
+    const [page, counted] = await Promise.all([
+      q.orderBy('rec_locations.created_at', 'desc').orderBy('rec_locations.id', 'desc').offset(paginaAtual * itensPorPagina).limit(itensPorPagina).execute(),
+      q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows: page, total: Number(counted.total) };
+  });
+  const parametros = {
+    inicio: from.toISOString(),
+    fim: to.toISOString(),
+    ...(query.idRecPresente !== undefined ? { idRecPresente: query.idRecPresente } : {}),
+    ...(query.convenio !== undefined ? { recebedor: { convenio: query.convenio } } : {}),
+    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+  };
+  return { parametros, rows };
+}
