@@ -20,7 +20,7 @@ const SPEC = join(ROOT, '..', 'shared', 'reference', 'bcb-api-pix', 'openapi.yam
 export const FIXTURE = join(ROOT, 'test', 'fixtures', 'bcb-api-pix.json');
 
 /** The paths of this service's /v2 scope: every group served so far (Pix Automático's as they come). */
-const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|locrec|pix|webhook)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
+const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|locrec|rec|pix|webhook)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
 
 type Json = Record<string, unknown>;
 
@@ -99,6 +99,27 @@ function isReceivedPixTxid(n: Json): boolean {
   return ref?.$ref === 'bcb#/definitions/TxId' && override?.pattern === '[a-zA-Z0-9]{1,35}' && Object.keys(override).length === 1;
 }
 
+/** Pix Automático's defects of the same kind, read as BCB evidently means them. */
+function recErrata(schemas: Record<string, Json>): string[] {
+  const applied: string[] = [];
+  // RecBase requires `retentativa`, a property no schema defines: the retry policy it means is
+  // `politicaRetentativa`, which RecConfiguracao defines and requires beside it.
+  const recBase = schemas.RecBase;
+  if (recBase && Array.isArray(recBase.required) && recBase.required.includes('retentativa')) {
+    recBase.required = recBase.required.filter((r) => r !== 'retentativa');
+    applied.push('RecBase: retentativa (undefined) not required; RecConfiguracao requires politicaRetentativa');
+  }
+  // DadosPagadorRec requires `ispbParticipante` beside `pagador`, where it defines it inside:
+  // a recurrence shows no payer before one approves it, and the payer it shows has its PSP.
+  const pagadorRec = schemas.DadosPagadorRec as { required?: string[]; properties?: { pagador?: Json } } | undefined;
+  if (pagadorRec?.required?.includes('ispbParticipante') && pagadorRec.properties?.pagador) {
+    delete pagadorRec.required;
+    pagadorRec.properties.pagador.required = ['ispbParticipante'];
+    applied.push('DadosPagadorRec: ispbParticipante is required of pagador, not beside it');
+  }
+  return applied;
+}
+
 /** The errata of SOURCE.md and the anchors and `anyOf`s above, applied to the component schemas. */
 function applyErrata(schemas: Record<string, Json>): string[] {
   const applied: string[] = [];
@@ -155,6 +176,7 @@ function applyErrata(schemas: Record<string, Json>): string[] {
     schemas.WebhookCompleto = JSON.parse(webhook.replace(/"required":\[([^\]]*)"cnpj"/, '"required":[$1"chave"')) as Json;
     applied.push('WebhookCompleto: requires chave, not cnpj');
   }
+  applied.push(...recErrata(schemas));
   // DadosRecebedor requires the address at the top of the charge, beside `recebedor`, where
   // BCB's own examples (cobResponse4, cobPayload2) carry it inside: its `recebedor` requires it.
   const recebedor = schemas.DadosRecebedor;

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createClient, type TestClient } from './factories.ts';
+import { createClient, randomCnpj, type TestClient } from './factories.ts';
 import { startTestApp, type TestApp } from './harness.ts';
 import { bcbOperations, bcbRouteCases, tokenWithout, type BcbContext } from './support/bcb-route-cases.ts';
 import { BCB_ROUTE_FIXTURES, makeBcbOwned, type BcbOwned } from './support/bcb-route-fixtures.ts';
@@ -20,7 +20,8 @@ describe("every operation of BCB's dialect", () => {
   let t: TestApp;
   before(async () => {
     t = await startTestApp();
-    const a: TestClient = await createClient(t, { name: 'Padaria Pao Quente' });
+    // A company: Pix Automático's receiver is one.
+    const a: TestClient = await createClient(t, { name: 'Padaria Pao Quente', document: randomCnpj() });
     const b: TestClient = await createClient(t);
     const owned = await makeBcbOwned(t, a);
     const tokens = new Map<string, Record<string, string>>();
@@ -41,7 +42,7 @@ describe("every operation of BCB's dialect", () => {
 
   it("openapi.json has every operation of BCB's specification in scope, each with an entry in the fixtures", () => {
     const served = new Set(OPERATIONS.map((op) => op.bcb));
-    const publicPayloads = new Set(['GET /{pixUrlAccessToken}', 'GET /cobv/{pixUrlAccessToken}']);
+    const publicPayloads = new Set(['GET /{pixUrlAccessToken}', 'GET /cobv/{pixUrlAccessToken}', 'GET /rec/{recUrlAccessToken}']);
     assert.deepEqual(BCB_OPERATIONS.filter((op) => !served.has(op) && !publicPayloads.has(op)), [], "BCB's operations not served under /v2");
     const ids = new Set(OPERATIONS.map((op) => op.operationId));
     assert.deepEqual([...ids].filter((id) => !Object.hasOwn(BCB_ROUTE_FIXTURES, id)), [], 'operations without fixtures');

@@ -238,6 +238,40 @@ export interface RecLocationsTable {
   created_at: CreatedAt;
 }
 
+export type RecStatus = 'CRIADA' | 'APROVADA' | 'REJEITADA' | 'EXPIRADA' | 'CANCELADA';
+export type RecPeriodicidade = 'SEMANAL' | 'MENSAL' | 'TRIMESTRAL' | 'SEMESTRAL' | 'ANUAL';
+export type RecJornada = 'AGUARDANDO_DEFINICAO' | 'JORNADA_1' | 'JORNADA_2' | 'JORNADA_3' | 'JORNADA_4';
+export type RecPolitica = 'NAO_PERMITE' | 'PERMITE_3R_7D';
+
+/** A recurrence of Pix Automático, on the receiver's side (BCB's rec). */
+export interface RecurrencesTable {
+  id: Generated<bigint>;
+  id_rec: string;
+  account_id: Id;
+  loc_id: bigint | null;
+  status: RecStatus;
+  contrato: string;
+  objeto: string | null;
+  devedor_document_type: 'CPF' | 'CNPJ';
+  devedor_document: string;
+  devedor_nome: string;
+  /** A date (YYYY-MM-DD), read as text. */
+  data_inicial: ColumnType<string, string, string>;
+  data_final: ColumnType<string | null, string | null | undefined, string | null>;
+  periodicidade: RecPeriodicidade;
+  valor_rec_centavos: bigint | null;
+  valor_minimo_centavos: bigint | null;
+  politica_retentativa: RecPolitica;
+  convenio: string | null;
+  jornada: RecJornada;
+  jornada_txid: string | null;
+  pagador: Json<Record<string, string>> | null;
+  encerramento: Json<Record<string, Record<string, string>>> | null;
+  history: Json<{ status: RecStatus; data: string }[]>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export interface ChargeRevisionsTable {
   charge_id: Id;
   revisao: number;
@@ -438,6 +472,7 @@ export interface DB {
   charges: ChargesTable;
   locations: LocationsTable;
   rec_locations: RecLocationsTable;
+  recurrences: RecurrencesTable;
   charge_revisions: ChargeRevisionsTable;
   cobv_batches: CobvBatchesTable;
   cobv_batch_items: CobvBatchItemsTable;

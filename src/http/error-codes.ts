@@ -104,6 +104,12 @@ export const ERROR_CODES = {
   COBV_BATCH_MISMATCH: { status: 400, description: "A batch's request names charges its first request did not, leaves some out (PUT), or names one twice" },
   COBV_BATCH_TXID_TAKEN: { status: 400, description: 'A new batch names a txid the account already used for a charge or in another batch' },
 
+  // Pix Automático
+  RECURRENCE_NOT_FOUND: { status: 404, description: 'No recurrence (rec) of this account has this idRec' },
+  RECURRENCE_INVALID: { status: 400, description: "A recurrence's request breaks one of its rules (dates, amounts, receiver, location); `message` names it" },
+  RECURRENCE_ENDED: { status: 400, description: 'The recurrence is CANCELADA, REJEITADA or EXPIRADA: it takes no more changes' },
+  RECURRENCE_TXID_MISMATCH: { status: 400, description: "GET /v2/rec/{idRec}?txid: the charge does not fit the recurrence's journey" },
+
   // Refunds and MED
   INVALID_VALUE: { status: 400, description: 'valor is not a decimal string with 2 places greater than 0' },
   REFUND_EXCEEDS_ORIGINAL: { status: 400, description: 'The refunds would exceed what is still refundable of the PIX' },

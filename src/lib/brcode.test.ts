@@ -7,6 +7,7 @@ import {
   BrCodeError,
   brCodeDescriptionRoom,
   buildBrCode,
+  buildRecurrenceBrCode,
   crc16Ccitt,
   normalizeBrCodeText,
   parseBrCode,
@@ -312,5 +313,35 @@ describe('pix-utils reads our payloads', () => {
     const wrong = payload.slice(0, -4) + (payload.endsWith('0000') ? '0001' : '0000');
     const pix = parsePix(wrong);
     assert.ok(hasError(pix) && pix.message === 'invalid crc');
+  });
+});
+
+describe('buildRecurrenceBrCode', () => {
+  // API Pix 2.9's own examples of dadosQR.pixCopiaECola (recResponse3, 6 and 7): journeys 2, 3 and 4.
+  const REC = 'pix.example.com/qr/v2/rec/';
+  const merchant = { merchantName: 'Fulano de Tal', merchantCity: 'BRASILIA' };
+
+  test("journey 2, the recurrence alone: BCB's example, byte for byte", () => {
+    assert.equal(
+      buildRecurrenceBrCode({ recLocation: `${REC}2353c790eefb11eaadc10242ac120002`, ...merchant }),
+      '00020126180014br.gov.bcb.pix5204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***80800014br.gov.bcb.pix2558pix.example.com/qr/v2/rec/2353c790eefb11eaadc10242ac120002630462C9',
+    );
+  });
+
+  test("journeys 3 and 4, composite with a cob's or a cobv's location: BCB's examples, byte for byte", () => {
+    assert.equal(
+      buildRecurrenceBrCode({ recLocation: `${REC}94ed2badcbc04c15b0bb7fa353194890`, chargeLocation: 'pix.example.com/qr/v2/8b3da2f39a4140d1a91abd93113bd441', ...merchant }),
+      '00020101021226760014br.gov.bcb.pix2554pix.example.com/qr/v2/8b3da2f39a4140d1a91abd93113bd4415204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***80800014br.gov.bcb.pix2558pix.example.com/qr/v2/rec/94ed2badcbc04c15b0bb7fa35319489063047741',
+    );
+    assert.equal(
+      buildRecurrenceBrCode({ recLocation: `${REC}3ffa640fa4f14080adccb949fa2dc0d0`, chargeLocation: 'pix.example.com/qr/v2/cobv/1e6c54d3ec9449b7a7fc53b6b0f998e7', ...merchant }),
+      '00020101021226810014br.gov.bcb.pix2559pix.example.com/qr/v2/cobv/1e6c54d3ec9449b7a7fc53b6b0f998e75204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***80800014br.gov.bcb.pix2558pix.example.com/qr/v2/rec/3ffa640fa4f14080adccb949fa2dc0d06304A441',
+    );
+  });
+
+  test('a location with a scheme, or too long, is refused', () => {
+    assert.throws(() => buildRecurrenceBrCode({ recLocation: `https://${REC}x`, ...merchant }), BrCodeError);
+    assert.throws(() => buildRecurrenceBrCode({ recLocation: `${REC}${'a'.repeat(60)}`, ...merchant }), BrCodeError);
+    assert.throws(() => buildRecurrenceBrCode({ recLocation: `${REC}x`, chargeLocation: 'http://x', ...merchant }), BrCodeError);
   });
 });

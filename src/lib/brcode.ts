@@ -150,6 +150,47 @@ export function buildDynamicBrCode(input: DynamicBrCodeInput): string {
   return body + crc16Ccitt(body);
 }
 
+/** A recurrence's code (Pix Automático): its location, and the charge's when the code is composite. */
+export interface RecurrenceBrCodeInput {
+  /** The recurrence's payload location (`host/qr/v2/rec/{token}`), without its scheme. */
+  recLocation: string;
+  /** The location of the charge paid in the same act (journey 3: a cob; journey 4: a cobv). */
+  chargeLocation?: string | undefined;
+  merchantName: string;
+  merchantCity: string;
+}
+
+function locationField(what: string, location: string): string {
+  if (!LOCATION.test(location) || /^https?:/i.test(location)) {
+    throw new BrCodeError(`BR Code ${what} must be a URL without its scheme, 1 to ${BRCODE_LOCATION_MAX_LENGTH} printable characters`);
+  }
+  return tlv('25', location);
+}
+
+/**
+ * Builds a recurrence's code as BCB's examples lay it out (decision 0046): field 80 (GUI and the
+ * recurrence's location in 80-25) after 62. Alone (journey 2) field 26 holds only the GUI and
+ * there is no point of initiation; composite (journeys 3 and 4) it is the charge's dynamic code
+ * with field 80 added.
+ */
+export function buildRecurrenceBrCode(input: RecurrenceBrCodeInput): string {
+  const charge = input.chargeLocation === undefined ? '' : locationField('charge location', input.chargeLocation);
+  const body = [
+    tlv('00', '01'),
+    input.chargeLocation === undefined ? '' : tlv('01', '12'),
+    tlv('26', tlv('00', PIX_GUI) + charge),
+    tlv('52', '0000'),
+    tlv('53', '986'),
+    tlv('58', 'BR'),
+    tlv('59', requiredText('merchant name', input.merchantName, BRCODE_NAME_MAX_LENGTH)),
+    tlv('60', requiredText('merchant city', input.merchantCity, BRCODE_CITY_MAX_LENGTH)),
+    tlv('62', tlv('05', NO_TXID)),
+    tlv('80', tlv('00', PIX_GUI) + locationField('recurrence location', input.recLocation)),
+    '6304',
+  ].join('');
+  return body + crc16Ccitt(body);
+}
+
 /** Builds the copy-and-paste payload. Throws BrCodeError on input that cannot be encoded. */
 export function buildBrCode(input: BrCodeInput): string {
   if (input.txid !== undefined && !TXID.test(input.txid)) {

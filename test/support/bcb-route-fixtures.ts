@@ -25,6 +25,8 @@ export interface BcbOwned {
   unlinked: number;
   /** A location of recurrences. */
   locrec: number;
+  /** A's recurrence, CRIADA, read and revised by the cases. */
+  rec: string;
   /** A Pix A received with a txid, refunded in part (`refund`). */
   e2eid: string;
   refund: string;
@@ -62,8 +64,10 @@ export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned>
   await send('PUT', `/pix/${paid.endToEndId}/devolucao/${refund}`, { valor: '1.00' }, 201);
   await send('PUT', `/webhook/${key}`, { webhookUrl: 'https://127.0.0.1:8443/bcb' }, 200);
   const locrec = (await send('POST', '/locrec', { tipo: 'rec' }, 201)).id as number;
+  const rec = (await send('POST', '/rec', recBody(inicio), 201)).idRec as string;
   return {
     locrec,
+    rec,
     key,
     cob,
     patched,
@@ -75,6 +79,17 @@ export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned>
     refund,
     inicio,
     fim: new Date(t.clock.now().getTime() + 60_000).toISOString(),
+  };
+}
+
+/** A monthly recurrence of R$ 35.00 starting ten days after `from` (an RFC 3339 instant of the test clock). */
+function recBody(from: string) {
+  const start = new Date(Date.parse(from) + 10 * 86_400_000).toISOString().slice(0, 10);
+  return {
+    vinculo: { objeto: 'Assinatura mensal', contrato: `C${randomBytes(4).toString('hex')}`, devedor: { cpf: randomCpf(), nome: 'Fulano de Tal' } },
+    calendario: { dataInicial: start, periodicidade: 'MENSAL' },
+    valor: { valorRec: '35.00' },
+    politicaRetentativa: 'NAO_PERMITE',
   };
 }
 
@@ -113,6 +128,14 @@ export const BCB_ROUTE_FIXTURES: Record<string, BcbRouteFixture<BcbOwned>> = {
   bcbListLocRec: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
   bcbGetLocRec: { own: (o) => ({ params: { id: o.locrec } }), foreign: { request: (o) => ({ params: { id: o.locrec } }), problem: 'PayloadLocationRecNaoEncontrado' } },
   bcbDeleteLocRecIdRec: { own: (o) => ({ params: { id: o.locrec } }), foreign: { request: (o) => ({ params: { id: o.locrec } }), problem: 'PayloadLocationRecNaoEncontrado' } },
+
+  bcbPostRec: { own: (o) => ({ body: recBody(o.inicio) }), foreign: { none: 'creates a recurrence of its own' } },
+  bcbListRec: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
+  bcbGetRec: { own: (o) => ({ params: { idRec: o.rec, txid: undefined } }), foreign: { request: (o) => ({ params: { idRec: o.rec, txid: undefined } }), problem: 'RecNaoEncontrada' } },
+  bcbPatchRec: {
+    own: (o) => ({ params: { idRec: o.rec }, body: { vinculo: { devedor: { nome: 'Fulano de Tal' } } } }),
+    foreign: { request: (o) => ({ params: { idRec: o.rec }, body: { vinculo: { devedor: { nome: 'Fulano de Tal' } } } }), problem: 'RecNaoEncontrada' },
+  },
 
   bcbListPix: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
   bcbGetPix: { own: (o) => ({ params: { e2eid: o.e2eid } }), foreign: { request: (o) => ({ params: { e2eid: o.e2eid } }), problem: 'PixNaoEncontrado' } },

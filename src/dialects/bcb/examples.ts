@@ -2,6 +2,7 @@ import type { OperationExamples } from '../../http/openapi-examples.ts';
 import { COB_EXAMPLES } from './cob/examples.ts';
 import { LOC_EXAMPLES } from './loc/examples.ts';
 import { LOCREC_EXAMPLES } from './locrec/examples.ts';
+import { REC_EXAMPLES } from './rec/examples.ts';
 import { PAYLOAD_EXAMPLES } from './payloads/examples.ts';
 import { PIX_EXAMPLES } from './pix/examples.ts';
 import { WEBHOOK_EXAMPLES } from './webhook/examples.ts';
@@ -16,6 +17,7 @@ export const BCB_EXAMPLES: Record<string, OperationExamples> = {
   ...COBV_EXAMPLES,
   ...LOC_EXAMPLES,
   ...LOCREC_EXAMPLES,
+  ...REC_EXAMPLES,
   ...PAYLOAD_EXAMPLES,
   ...PIX_EXAMPLES,
   ...WEBHOOK_EXAMPLES,

@@ -7,6 +7,8 @@ import type { PayloadSigner } from '../../modules/locations/signing/signer.ts';
 import { cobOperations } from './cob/routes.ts';
 import { locOperations } from './loc/routes.ts';
 import { locrecOperations } from './locrec/routes.ts';
+import { recOperations } from './rec/routes.ts';
+import { recPayloadRoute } from './rec/payload.ts';
 import { cobPayloadRoutes } from './payloads/routes.ts';
 import { pixOperations } from './pix/routes.ts';
 import { webhookOperations } from './webhook/routes.ts';
@@ -33,10 +35,10 @@ export interface BcbDeps {
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
 export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), locrecOperations(deps), pixOperations(deps), webhookOperations(deps)];
+  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), locrecOperations(deps), recOperations(deps), pixOperations(deps), webhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */
 export function bcbPublicRoutes(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobPayloadRoutes(deps), cobvPayloadRoute(deps)];
+  return [cobPayloadRoutes(deps), cobvPayloadRoute(deps), recPayloadRoute(deps)];
 }

@@ -36,6 +36,11 @@ export const PROBLEM_TYPES = {
   WebhookNaoEncontrado: { status: 404, title: 'Webhook não encontrado.' },
   PayloadLocationRecNaoEncontrado: { status: 404, title: 'Location não encontrada.' },
   PayloadLocationRecConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
+  RecNaoEncontrada: { status: 404, title: 'Recorrência não encontrada.' },
+  RecOperacaoInvalida: { status: 400, title: 'Operação inválida.' },
+  RecConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
+  RecPayloadNaoEncontrado: { status: 404, title: 'Recorrência não encontrada.' },
+  RecPayloadOperacaoInvalida: { status: 400, title: 'Recorrência não encontrada.' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
 
 export type ProblemName = keyof typeof PROBLEM_TYPES;

@@ -133,7 +133,7 @@ describe('OAuth 2.0 client-credentials token request', () => {
         assertOAuthError(await send('grant_type=client_credentials', type, cert()), 401, 'invalid_client');
         assertOAuthError(await send('grant_type=client_credentials', type, { ...cert(), authorization: basic(a.clientId, 'wrong') }), 401, 'invalid_client');
         assertOAuthError(await send('grant_type=client_credentials&scope=a&scope=b', type, auth()), 400, 'invalid_request');
-        assertOAuthError(await send('grant_type=client_credentials&scope=rec.write', type, auth(), '/api/auth/token'), 400, 'invalid_scope');
+        assertOAuthError(await send('grant_type=client_credentials&scope=saque.write', type, auth(), '/api/auth/token'), 400, 'invalid_scope');
         assertOAuthError(await send('grant_type=client_credentials', type, { authorization: basic(a.clientId, a.clientSecret) }), 400, 'invalid_request');
       }
     });
@@ -190,7 +190,7 @@ describe('OAuth 2.0 client-credentials token request', () => {
       const b = await createClient(t);
       assertOAuthError(await form({ grant_type: 'client_credentials' }, { ...cert(b), authorization: basic(a.clientId, a.clientSecret) }), 401, 'invalid_client');
     });
-    it('an unknown scope: invalid_scope', async () => assertOAuthError(await form({ grant_type: 'client_credentials', scope: 'cob.read rec.write' }, auth()), 400, 'invalid_scope'));
+    it('an unknown scope: invalid_scope', async () => assertOAuthError(await form({ grant_type: 'client_credentials', scope: 'cob.read saque.write' }, auth()), 400, 'invalid_scope'));
   });
 
   describe('the operator limits the scopes a client holds', () => {
@@ -205,7 +205,7 @@ describe('OAuth 2.0 client-credentials token request', () => {
       const held = await form({ grant_type: 'client_credentials' }, auth);
       assert.equal(held.json<{ scope: string }>().scope, 'cob.read pix.read');
       assertOAuthError(await form({ grant_type: 'client_credentials', scope: 'cob.read cob.write' }, auth), 400, 'invalid_scope');
-      assert.equal((await patch(['rec.read'])).statusCode, 400);
+      assert.equal((await patch(['saque.read'])).statusCode, 400);
       assert.equal((await patch(['cob.read'], 999_999_999)).statusCode, 404);
       assert.equal((await patch(null)).json<{ scopes: string[] }>().scopes.join(' '), ALL);
       assert.equal((await form({ grant_type: 'client_credentials' }, auth)).json<{ scope: string }>().scope, ALL);

@@ -22,6 +22,8 @@ export const SCOPE_DESCRIPTIONS = {
   'payloadlocation.read': 'BCB: read payload locations and their QR codes (/v2/loc)',
   'payloadlocationrec.write': "BCB: create payload locations of recurrences and unlink their recurrence (/v2/locrec)",
   'payloadlocationrec.read': 'BCB: read payload locations of recurrences (/v2/locrec)',
+  'rec.write': 'BCB: create, revise and cancel recurrences of Pix Automático (/v2/rec)',
+  'rec.read': 'BCB: read recurrences and their QR codes (/v2/rec)',
   'pix.send': 'Send a Pix from the account (POST /dict/pix)',
   'balance.read': "Read the account's balances (/balance, /accounts/balances)",
   'transactions.read': "Read the account's transactions and the MEDs opened against them (/api/transactions, /api/pix/..., /api/meds)",

@@ -1,8 +1,7 @@
 /**
  * The payload locations of recurrences (BCB's `locrec`): made free, taken by a recurrence that
  * names it, served publicly at `/qr/v2/rec/{token}` as a signed payload while a recurrence holds
- * it. Which recurrence a location serves is the recurrence's to say; until recurrences are kept,
- * none does.
+ * it. Which recurrence a location serves is the recurrence's to say (its loc_id).
  */
 import type { DbExecutor } from '../../db/client.ts';
 import { notFound } from '../../http/errors.ts';
@@ -27,10 +26,7 @@ export function recLocationUrl(publicUrl: string, token: string): string {
 }
 
 function linked(db: DbExecutor) {
-  return db
-    .selectFrom('rec_locations')
-    .select(COLUMNS)
-    .select((eb) => eb.cast<string | null>(eb.val(null), 'text').as('id_rec'));
+  return db.selectFrom('rec_locations').leftJoin('recurrences', 'recurrences.loc_id', 'rec_locations.id').select(COLUMNS).select('recurrences.id_rec as id_rec');
 }
 
 /** POST /v2/locrec: a new location of the account, serving no recurrence. */
@@ -64,6 +60,7 @@ export async function getRecLocation(db: DbExecutor, accountId: bigint, id: stri
  */
 export async function unlinkRecLocation(db: DbExecutor, accountId: bigint, id: string): Promise<RecLocationRow> {
   const row = await getRecLocation(db, accountId, id);
+  if (row.id_rec !== null) await db.updateTable('recurrences').set({ loc_id: null }).where('loc_id', '=', row.id).where('account_id', '=', accountId).execute();
   return { ...row, id_rec: null };
 }
 
@@ -84,13 +81,13 @@ export async function listRecLocationsOf(deps: { lists: ListQueries }, accountId
   const { from, to } = listInterval(query.inicio, query.fim);
   const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
   const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
-  // A location serves a recurrence only through one, and a convênio is a recurrence's.
-  const none = query.idRecPresente === true || query.convenio !== undefined;
   const { rows, total } = await deps.lists.run(accountId, async (db) => {
-    if (none) return { rows: [], total: 0 };
-    const q = linked(db)
+    let q = linked(db)
       .where('rec_locations.account_id', '=', accountId)
       .where((eb) => eb.between('rec_locations.created_at', from, to));
+    if (query.idRecPresente !== undefined) q = q.where('recurrences.id', query.idRecPresente ? 'is not' : 'is', null);
+    // A convênio is the recurrence's: only locations serving one of that convênio.
+    if (query.convenio !== undefined) q = q.where('recurrences.convenio', '=', query.convenio);
     const [page, counted] = await Promise.all([
       q.orderBy('rec_locations.created_at', 'desc').orderBy('rec_locations.id', 'desc').offset(paginaAtual * itensPorPagina).limit(itensPorPagina).execute(),
       q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
