@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { sql } from 'kysely';
-import { createClient, creditAccount, evpKey, externalKey, incomingPix, type TestClient } from './factories.ts';
+import { createClient, creditAccount, evpKey, externalKey, incomingPix, randomCnpj, type TestClient } from './factories.ts';
 import { onPostgres, startTestApp, type TestApp } from './harness.ts';
 
 const PARALLEL = 6;
@@ -106,6 +106,28 @@ describe(`creates that race (${PARALLEL} at once, ${onPostgres ? 'PostgreSQL' : 
     );
     assert.deepEqual(answers.map((r) => r.statusCode).sort(), [201, ...Array<number>(PARALLEL - 1).fill(400)], answers.map((r) => r.body).join('\n'));
     assert.equal(await count(sql`select count(*) as n from charges where loc_id = ${loc}`), 1);
+  });
+
+  it('POST /v2/rec of several recurrences with one loc, and PATCH moving several onto another: one takes each, the others are refused', async () => {
+    const company = await createClient(t, { name: 'Academia', document: randomCnpj() });
+    const asCompany = (method: 'POST' | 'PATCH', url: string, payload: object) => t.app.inject({ method, url, headers: company.headers, payload });
+    const newLoc = async () => (await asCompany('POST', '/v2/locrec', { tipo: 'rec' })).json<{ id: number }>().id;
+    const rec = (loc?: number) => ({
+      vinculo: { contrato: fresh('c', 12), devedor: DEVEDOR },
+      calendario: { dataInicial: dayFromNow(5), periodicidade: 'MENSAL' },
+      politicaRetentativa: 'NAO_PERMITE',
+      ...(loc === undefined ? {} : { loc }),
+    });
+    const loc = await newLoc();
+    const created = await Promise.all(Array.from({ length: PARALLEL }, () => asCompany('POST', '/v2/rec', rec(loc))));
+    assert.deepEqual(created.map((r) => r.statusCode).sort(), [201, ...Array<number>(PARALLEL - 1).fill(400)], created.map((r) => r.body).join('\n'));
+    assert.equal(await count(sql`select count(*) as n from recurrences where loc_id = ${loc}`), 1);
+
+    const free = await Promise.all(Array.from({ length: PARALLEL }, async () => (await asCompany('POST', '/v2/rec', rec())).json<{ idRec: string }>().idRec));
+    const other = await newLoc();
+    const moved = await Promise.all(free.map((idRec) => asCompany('PATCH', `/v2/rec/${idRec}`, { loc: other })));
+    assert.deepEqual(moved.map((r) => r.statusCode).sort(), [200, ...Array<number>(PARALLEL - 1).fill(400)], moved.map((r) => r.body).join('\n'));
+    assert.equal(await count(sql`select count(*) as n from recurrences where loc_id = ${other}`), 1);
   });
 
   it('PUT /v2/webhook/{chave}: one webhook for the key', async () => {

@@ -65,3 +65,27 @@ function assertBcbSchema(key: string, schema: unknown, value: unknown): void {
     assert.fail(`${key} does not match BCB's schema: ${ajv.errorsText(validate.errors, { separator: '; ' })}\n${JSON.stringify(value).slice(0, 600)}`);
   }
 }
+
+/** BCB's `Problema`, as the tests read it. */
+export interface BcbProblem {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  correlationId?: string;
+  violacoes?: { razao?: string; propriedade?: string; valor?: string }[];
+  [other: string]: unknown;
+}
+
+/**
+ * Asserts that an answer of `/v2` is BCB's problem `name` with `status`: the problem content
+ * type, a body valid as BCB's `Problema`, and its type. Returns the body.
+ */
+export function assertBcbProblem(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number, name: string): BcbProblem {
+  assert.equal(res.statusCode, status, res.body);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
+  const body = JSON.parse(res.body) as BcbProblem;
+  assertBcbDefinition('Problema', body);
+  assert.equal(body.type, `https://pix.bcb.gov.br/api/v2/error/${name}`, res.body);
+  return body;
+}

@@ -3,17 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { hasError, isDynamicPix, parsePix } from 'pix-utils';
 import { createClient, evpKey, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 import { randomAlphanumeric } from '../../../lib/ids.ts';
 
 type Json = Record<string, unknown>;
-type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 
-function assertProblem(res: Res, status: number, name: string) {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  assert.equal(res.json<{ type: string }>().type, `https://pix.bcb.gov.br/api/v2/error/${name}`, res.body);
-}
 
 describe('BCB /v2/loc', () => {
   let t: TestApp;
@@ -58,7 +52,7 @@ describe('BCB /v2/loc', () => {
     const cobv = await newLoc('cobv');
     assert.match(String(cobv.location), /\/qr\/v2\/cobv\/[a-z0-9]{32}$/);
     const bad = await req('POST', '/v2/loc', { tipoCob: 'cobr' });
-    assertProblem(bad, 400, 'PayloadLocationOperacaoInvalida');
+    assertBcbProblem(bad, 400, 'PayloadLocationOperacaoInvalida');
     assertBcbAnswer('POST /loc', bad);
   });
 
@@ -72,7 +66,7 @@ describe('BCB /v2/loc', () => {
     assert.deepEqual(res.json(), { ...loc, txid });
     for (const [url, client] of [[`/v2/loc/${String(loc.id)}`, b], ['/v2/loc/999999999', a], ['/v2/loc/abc', a]] as const) {
       const missing = await req('GET', url, undefined, client);
-      assertProblem(missing, 404, 'PayloadLocationNaoEncontrado');
+      assertBcbProblem(missing, 404, 'PayloadLocationNaoEncontrado');
       assertBcbAnswer('GET /loc/{id}', missing);
     }
   });
@@ -89,11 +83,11 @@ describe('BCB /v2/loc', () => {
     assert.equal(shown.status, 'ATIVA');
     for (const field of ['loc', 'location', 'pixCopiaECola']) assert.ok(!(field in shown), field);
     const payload = await t.app.inject({ method: 'GET', url: `/qr/v2/${cob.location.split('/').at(-1)!}` });
-    assertProblem(payload, 404, 'CobPayloadNaoEncontrado');
+    assertBcbProblem(payload, 404, 'CobPayloadNaoEncontrado');
     // The location is free again: another charge takes it.
     const again = await req('PUT', `/v2/cob/${randomAlphanumeric(30)}`, { calendario: {}, valor: { original: '2.00' }, chave: aKey, loc: { id: cob.loc.id } });
     assert.equal(again.statusCode, 201, again.body);
-    assertProblem(await req('DELETE', `/v2/loc/${cob.loc.id}/txid`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
+    assertBcbProblem(await req('DELETE', `/v2/loc/${cob.loc.id}/txid`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
   });
 
   it('DELETE /loc/{id}/txid unlinks a cobv: it shows no loc nor pixCopiaECola and an empty location, as GET and GET /cobv; linked again, it shows the new one', async () => {
@@ -121,7 +115,7 @@ describe('BCB /v2/loc', () => {
     assertBcbAnswer('GET /cobv', listed);
     assert.deepEqual(listed.json<{ cobs: Json[] }>().cobs.find((c) => c.txid === txid), shown);
     const payload = await t.app.inject({ method: 'GET', url: cobv.loc.location.slice(cobv.loc.location.indexOf('/qr/')) });
-    assertProblem(payload, 404, 'CobPayloadNaoEncontrado');
+    assertBcbProblem(payload, 404, 'CobPayloadNaoEncontrado');
 
     // A revision that names a location of the account links the cobv to it again.
     const loc = await newLoc('cobv');
@@ -149,8 +143,8 @@ describe('BCB /v2/loc', () => {
     const answer = cobs.json<{ parametros: { paginacao: Json }; loc: Json[] }>();
     assert.deepEqual(answer.parametros.paginacao, { paginaAtual: 0, itensPorPagina: 1, quantidadeDePaginas: 2, quantidadeTotalDeItens: 2 });
     assert.equal((await list('&txIdPresente=true')).json<{ loc: Json[] }>().loc.length, 0);
-    assertProblem(await req('GET', `/v2/loc?inicio=${to}&fim=${from}`, undefined, c), 400, 'PayloadLocationConsultaInvalida');
-    assertProblem(await list('&tipoCob=rec'), 400, 'PayloadLocationConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/loc?inicio=${to}&fim=${from}`, undefined, c), 400, 'PayloadLocationConsultaInvalida');
+    assertBcbProblem(await list('&tipoCob=rec'), 400, 'PayloadLocationConsultaInvalida');
   });
 
   it('GET /loc/{id}/qrcode: the charge\'s BR Code and a PNG of it', async () => {
@@ -165,7 +159,7 @@ describe('BCB /v2/loc', () => {
     assert.equal(pix.url, cob.location);
     const png = Buffer.from(imagemQrcode.replace(/^data:image\/png;base64,/, ''), 'base64');
     assert.deepEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
-    assertProblem(await req('GET', `/v2/loc/${cob.loc.id}/qrcode`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
+    assertBcbProblem(await req('GET', `/v2/loc/${cob.loc.id}/qrcode`, undefined, b), 404, 'PayloadLocationNaoEncontrado');
   });
 
   it('scopes: payloadlocation.write to create and unlink, payloadlocation.read to read', async () => {
@@ -173,12 +167,12 @@ describe('BCB /v2/loc', () => {
     const readOnly = await scopedHeaders(a, 'payloadlocation.read');
     const writeOnly = await scopedHeaders(a, 'payloadlocation.write cob.read');
     const denied = await req('POST', '/v2/loc', { tipoCob: 'cob' }, a, readOnly);
-    assertProblem(denied, 403, 'AcessoNegado');
+    assertBcbProblem(denied, 403, 'AcessoNegado');
     assertBcbAnswer('POST /loc', denied);
-    assertProblem(await req('DELETE', `/v2/loc/${String(loc.id)}/txid`, undefined, a, readOnly), 403, 'AcessoNegado');
-    assertProblem(await req('GET', `/v2/loc/${String(loc.id)}`, undefined, a, writeOnly), 403, 'AcessoNegado');
-    assertProblem(await req('GET', `/v2/loc/${String(loc.id)}/qrcode`, undefined, a, writeOnly), 403, 'AcessoNegado');
-    assertProblem(await req('GET', '/v2/loc?inicio=2020-01-01T00:00:00Z&fim=2020-01-02T00:00:00Z', undefined, a, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await req('DELETE', `/v2/loc/${String(loc.id)}/txid`, undefined, a, readOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await req('GET', `/v2/loc/${String(loc.id)}`, undefined, a, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await req('GET', `/v2/loc/${String(loc.id)}/qrcode`, undefined, a, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await req('GET', '/v2/loc?inicio=2020-01-01T00:00:00Z&fim=2020-01-02T00:00:00Z', undefined, a, writeOnly), 403, 'AcessoNegado');
     assert.equal((await req('GET', `/v2/loc/${String(loc.id)}`, undefined, a, readOnly)).statusCode, 200);
   });
 });

@@ -2,16 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createClient, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 
 type Json = Record<string, unknown>;
-type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 
-function assertProblem(res: Res, status: number, name: string) {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  assert.equal(res.json<{ type: string }>().type, `https://pix.bcb.gov.br/api/v2/error/${name}`, res.body);
-}
 
 describe('BCB /v2/locrec', () => {
   let t: TestApp;
@@ -45,7 +39,7 @@ describe('BCB /v2/locrec', () => {
     const other = await newLocRec();
     assert.notEqual(other.id, made.id);
     assert.notEqual(other.location, made.location);
-    for (const body of [{ tipo: 'cob' }, {}, { tipo: 'rec', txid: 'x' }]) assertProblem(await req('POST', '/v2/locrec', body), 400, 'RequisicaoInvalida');
+    for (const body of [{ tipo: 'cob' }, {}, { tipo: 'rec', txid: 'x' }]) assertBcbProblem(await req('POST', '/v2/locrec', body), 400, 'RequisicaoInvalida');
     // A location of recurrences is not a charge's: /v2/loc does not know it.
     assert.equal((await req('GET', `/v2/loc/${String(made.id)}`)).statusCode, 404);
   });
@@ -64,7 +58,7 @@ describe('BCB /v2/locrec', () => {
       for (const [method, url] of [['GET', `/v2/locrec/${id}`], ['DELETE', `/v2/locrec/${id}/idRec`]] as const) {
         const client = id === String(made.id) ? b : a;
         const res = await req(method, url, undefined, client);
-        assertProblem(res, 404, 'PayloadLocationRecNaoEncontrado');
+        assertBcbProblem(res, 404, 'PayloadLocationRecNaoEncontrado');
         assertBcbAnswer(method === 'GET' ? 'GET /locrec/{id}' : 'DELETE /locrec/{id}/idRec', res);
       }
     }
@@ -101,9 +95,9 @@ describe('BCB /v2/locrec', () => {
     // Another account's locations are not listed.
     assert.equal((await req('GET', `/v2/locrec?inicio=${from}&fim=${to}`, undefined, b)).json<{ loc: Json[] }>().loc.length, 0);
 
-    assertProblem(await req('GET', `/v2/locrec?inicio=${to}&fim=${from}`, undefined, c), 400, 'PayloadLocationRecConsultaInvalida');
-    assertProblem(await list('&idRecPresente=talvez'), 400, 'PayloadLocationRecConsultaInvalida');
-    assertProblem(await req('GET', '/v2/locrec?inicio=2026-01-01T00:00:00Z&fim=2026-03-01T00:00:00Z', undefined, c), 400, 'PayloadLocationRecConsultaInvalida');
-    assertProblem(await list(`&convenio=${'x'.repeat(61)}`), 400, 'PayloadLocationRecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/locrec?inicio=${to}&fim=${from}`, undefined, c), 400, 'PayloadLocationRecConsultaInvalida');
+    assertBcbProblem(await list('&idRecPresente=talvez'), 400, 'PayloadLocationRecConsultaInvalida');
+    assertBcbProblem(await req('GET', '/v2/locrec?inicio=2026-01-01T00:00:00Z&fim=2026-03-01T00:00:00Z', undefined, c), 400, 'PayloadLocationRecConsultaInvalida');
+    assertBcbProblem(await list(`&convenio=${'x'.repeat(61)}`), 400, 'PayloadLocationRecConsultaInvalida');
   });
 });

@@ -1,28 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { pixIdentifier } from '../../../lib/ids.ts';
 import { receivePix } from '../../../modules/settlement/service.ts';
 import { createClient, evpKey, operator, randomCpf, requestToken, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 import { headersWithScope } from '../../../../test/support/bcb-tokens.ts';
 
 const DAY_MS = 86_400_000;
 
-interface ProblemBody {
-  type: string;
-  status: number;
-  violacoes?: { propriedade?: string }[];
-}
-
-function assertProblem(res: LightMyRequestResponse, status: number, name: string): ProblemBody {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  const body = res.json<ProblemBody>();
-  assert.equal(body.type, `https://pix.bcb.gov.br/api/v2/error/${name}`);
-  return body;
-}
 
 describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
   let t: TestApp;
@@ -94,8 +80,8 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
 
   it('GET /pix/{e2eid}: another account\'s Pix, or none, is 404 PixNaoEncontrado', async () => {
     assertBcbAnswer('GET /pix/{e2eid}', await call('GET', `/pix/${plain}`, other));
-    assertProblem(await call('GET', `/pix/${plain}`, other), 404, 'PixNaoEncontrado');
-    assertProblem(await call('GET', '/pix/E00000000202601010000000000000000'), 404, 'PixNaoEncontrado');
+    assertBcbProblem(await call('GET', `/pix/${plain}`, other), 404, 'PixNaoEncontrado');
+    assertBcbProblem(await call('GET', '/pix/E00000000202601010000000000000000'), 404, 'PixNaoEncontrado');
   });
 
   it('GET /pix: the interval\'s Pix with filters and BCB\'s pagination', async () => {
@@ -117,14 +103,14 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
   });
 
   it('GET /pix: inicio and fim required and at most 31 days apart, cpf and cnpj not together (PixConsultaInvalida)', async () => {
-    const missing = assertProblem(await call('GET', '/pix'), 400, 'PixConsultaInvalida');
+    const missing = assertBcbProblem(await call('GET', '/pix'), 400, 'PixConsultaInvalida');
     assert.deepEqual(missing.violacoes?.map((v) => v.propriedade).sort(), ['fim', 'inicio']);
     const now = t.clock.now().getTime();
     const long = `inicio=${new Date(now - 32 * DAY_MS).toISOString()}&fim=${new Date(now).toISOString()}`;
-    assertProblem(await call('GET', `/pix?${long}`), 400, 'PixConsultaInvalida');
+    assertBcbProblem(await call('GET', `/pix?${long}`), 400, 'PixConsultaInvalida');
     const reversed = `inicio=${new Date(now).toISOString()}&fim=${new Date(now - DAY_MS).toISOString()}`;
-    assertProblem(await call('GET', `/pix?${reversed}`), 400, 'PixConsultaInvalida');
-    assertProblem(await call('GET', `/pix?${window()}&cpf=${payerCpf}&cnpj=12345678000195`), 400, 'PixConsultaInvalida');
+    assertBcbProblem(await call('GET', `/pix?${reversed}`), 400, 'PixConsultaInvalida');
+    assertBcbProblem(await call('GET', `/pix?${window()}&cpf=${payerCpf}&cnpj=12345678000195`), 400, 'PixConsultaInvalida');
     const corrected = `inicio=${new Date(now - 31 * DAY_MS).toISOString()}&fim=${new Date(now).toISOString()}`;
     assertBcbAnswer('GET /pix', await call('GET', `/pix?${corrected}&cpf=${payerCpf}`));
   });
@@ -132,11 +118,11 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
   it('requires pix.read to read and pix.write to refund (403 AcessoNegado)', async () => {
     const readOnly = await headersWithScope(t, owner, 'pix.read');
     const writeOnly = await headersWithScope(t, owner, 'pix.write');
-    assertProblem(await call('GET', `/pix/${plain}`, writeOnly), 403, 'AcessoNegado');
-    assertProblem(await call('GET', `/pix?${window()}`, writeOnly), 403, 'AcessoNegado');
-    assertProblem(await call('PUT', `/pix/${plain}/devolucao/scope1`, readOnly, { valor: '1.00' }), 403, 'AcessoNegado');
+    assertBcbProblem(await call('GET', `/pix/${plain}`, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('GET', `/pix?${window()}`, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('PUT', `/pix/${plain}/devolucao/scope1`, readOnly, { valor: '1.00' }), 403, 'AcessoNegado');
     assertBcbAnswer('PUT /pix/{e2eid}/devolucao/{id}', await call('PUT', `/pix/${plain}/devolucao/scope1`, await headersWithScope(t, owner, 'pix.write'), { valor: '1.00' }));
-    assertProblem(await call('GET', `/pix/${plain}/devolucao/scope1`, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('GET', `/pix/${plain}/devolucao/scope1`, writeOnly), 403, 'AcessoNegado');
     assertBcbAnswer('GET /pix/{e2eid}/devolucao/{id}', await call('GET', `/pix/${plain}/devolucao/scope1`, readOnly));
   });
 
@@ -150,7 +136,7 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
     const again = await call('PUT', `/pix/${withTxid}/devolucao/dev1`, owner, { valor: '10.00', descricao: 'Troca' });
     assert.equal(again.statusCode, 201);
     assert.equal(again.json<{ rtrId: string }>().rtrId, refund.rtrId);
-    assertProblem(await call('PUT', `/pix/${withTxid}/devolucao/dev1`, owner, { valor: '11.00' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${withTxid}/devolucao/dev1`, owner, { valor: '11.00' }), 400, 'PixDevolucaoInvalida');
     const read = await call('GET', `/pix/${withTxid}/devolucao/dev1`);
     assertBcbAnswer('GET /pix/{e2eid}/devolucao/{id}', read);
     const pix = await call('GET', `/pix/${withTxid}`);
@@ -161,21 +147,21 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
   });
 
   it('PUT devolucao: the schema, the sum and the nature rules are 400 PixDevolucaoInvalida; corrected requests succeed', async () => {
-    const invalid = assertProblem(await call('PUT', `/pix/${plain}/devolucao/bad1`, owner, { valor: '1,00', natureza: 'MED_FRAUDE' }), 400, 'PixDevolucaoInvalida');
+    const invalid = assertBcbProblem(await call('PUT', `/pix/${plain}/devolucao/bad1`, owner, { valor: '1,00', natureza: 'MED_FRAUDE' }), 400, 'PixDevolucaoInvalida');
     assert.deepEqual(invalid.violacoes?.map((v) => v.propriedade).sort(), ['natureza', 'valor']);
-    assertProblem(await call('PUT', `/pix/${plain}/devolucao/big1`, owner, { valor: '100.00' }), 400, 'PixDevolucaoInvalida');
-    assertProblem(await call('PUT', `/pix/${plain}/devolucao/ret1`, owner, { valor: '1.00', natureza: 'RETIRADA' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${plain}/devolucao/big1`, owner, { valor: '100.00' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${plain}/devolucao/ret1`, owner, { valor: '1.00', natureza: 'RETIRADA' }), 400, 'PixDevolucaoInvalida');
     assert.equal((await call('PUT', `/pix/${plain}/devolucao/big1`, owner, { valor: '99.00' })).statusCode, 201);
     // A Pix Saque: RETIRADA up to the withdrawal, ORIGINAL up to the purchase (none).
-    assertProblem(await call('PUT', `/pix/${saque}/devolucao/orig1`, owner, { valor: '1.00' }), 400, 'PixDevolucaoInvalida');
-    assertProblem(await call('PUT', `/pix/${saque}/devolucao/ret2`, owner, { valor: '20.01', natureza: 'RETIRADA' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${saque}/devolucao/orig1`, owner, { valor: '1.00' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${saque}/devolucao/ret2`, owner, { valor: '20.01', natureza: 'RETIRADA' }), 400, 'PixDevolucaoInvalida');
     const retirada = await call('PUT', `/pix/${saque}/devolucao/ret2`, owner, { valor: '20.00', natureza: 'RETIRADA' });
     assertBcbAnswer('PUT /pix/{e2eid}/devolucao/{id}', retirada);
     assert.equal(retirada.json<{ natureza: string }>().natureza, 'RETIRADA');
   });
 
   it('PUT devolucao: another account\'s Pix is 404 PixNaoEncontrado; a refund GET does not find is PixDevolucaoNaoEncontrada; the window is 90 days here', async () => {
-    assertProblem(await call('PUT', `/pix/${plain}/devolucao/x1`, other, { valor: '1.00' }), 404, 'PixNaoEncontrado');
+    assertBcbProblem(await call('PUT', `/pix/${plain}/devolucao/x1`, other, { valor: '1.00' }), 404, 'PixNaoEncontrado');
     for (const [url, client] of [
       [`/pix/${withTxid}/devolucao/dev1`, other],
       [`/pix/${withTxid}/devolucao/nope`, owner],
@@ -183,7 +169,7 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
     ] as const) {
       const missing = await call('GET', url, client);
       assertBcbAnswer('GET /pix/{e2eid}/devolucao/{id}', missing);
-      assert.equal(assertProblem(missing, 404, 'PixDevolucaoNaoEncontrada').status, 404);
+      assert.equal(assertBcbProblem(missing, 404, 'PixDevolucaoNaoEncontrada').status, 404);
       assert.equal(missing.json<{ title: string }>().title, 'Devolução não encontrada.');
     }
     const old = (await operator(t).incomingPix({ pixKey: key, amount: '5.00', payer: { name: 'Pagador', document: randomCpf() } })).endToEndId;
@@ -194,6 +180,6 @@ describe('BCB dialect: received Pix and refunds (/v2/pix)', () => {
     assert.equal((await call('PUT', `/pix/${old}/devolucao/late1`, owner, { valor: '1.00' })).statusCode, 201);
     t.clock.advance(DAY_MS);
     owner = { ...owner, headers: { ...owner.headers, authorization: `Bearer ${await requestToken(t, owner, owner.cert)}` } };
-    assertProblem(await call('PUT', `/pix/${old}/devolucao/late2`, owner, { valor: '1.00' }), 400, 'PixDevolucaoInvalida');
+    assertBcbProblem(await call('PUT', `/pix/${old}/devolucao/late2`, owner, { valor: '1.00' }), 400, 'PixDevolucaoInvalida');
   });
 });

@@ -3,20 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { createClient, evpKey, randomCnpj, randomCpf, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { assertBcbAnswer, assertBcbDefinition } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer, assertBcbDefinition, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 import { crc16Ccitt } from '../../../lib/brcode.ts';
 import { randomAlphanumeric } from '../../../lib/ids.ts';
 
 type Json = Record<string, unknown>;
-type Res = Awaited<ReturnType<TestApp['app']['inject']>>;
 
-function assertProblem(res: Res, status: number, name: string): Json {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  const body = res.json<Json>();
-  assert.equal(body.type, `https://pix.bcb.gov.br/api/v2/error/${name}`, res.body);
-  return body;
-}
 
 const DAY = 86_400_000;
 
@@ -85,9 +77,9 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     const locrec = await req('GET', `/v2/locrec/${loc.id}`);
     assert.equal(locrec.json<Json>().idRec, located.idRec);
     // A location serves one recurrence; another account's is not this account's.
-    const taken = assertProblem(await req('POST', '/v2/rec', body({ loc: loc.id })), 400, 'RecOperacaoInvalida');
+    const taken = assertBcbProblem(await req('POST', '/v2/rec', body({ loc: loc.id })), 400, 'RecOperacaoInvalida');
     assert.deepEqual((taken.violacoes as Json[]).map((v) => v.propriedade), ['loc']);
-    assertProblem(await req('POST', '/v2/rec', body({ loc: (await newLocRec(b)).id })), 400, 'RecOperacaoInvalida');
+    assertBcbProblem(await req('POST', '/v2/rec', body({ loc: (await newLocRec(b)).id })), 400, 'RecOperacaoInvalida');
   });
 
   it("refuses what BCB lists, every field at once: a past first day, an end before it, a fixed amount with a minimum, a devedor's bad CPF", async () => {
@@ -96,16 +88,16 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
       calendario: { dataInicial: day(-1), dataFinal: day(-2), periodicidade: 'MENSAL' },
       valor: { valorRec: '10.00', valorMinimoRecebedor: '5.00' },
     });
-    const problem = assertProblem(res, 400, 'RecOperacaoInvalida');
+    const problem = assertBcbProblem(res, 400, 'RecOperacaoInvalida');
     assertBcbAnswer('POST /rec', res);
     assert.deepEqual((problem.violacoes as Json[]).map((v) => v.propriedade).sort(), ['calendario.dataFinal', 'calendario.dataInicial', 'valor.valorMinimoRecebedor', 'vinculo.devedor.cpf']);
     // Schema rules: an unknown periodicidade, a contrato too long, no devedor.
-    const schema = assertProblem(await req('POST', '/v2/rec', { ...body(), calendario: { dataInicial: day(3), periodicidade: 'DIARIA' } }), 400, 'RecOperacaoInvalida');
+    const schema = assertBcbProblem(await req('POST', '/v2/rec', { ...body(), calendario: { dataInicial: day(3), periodicidade: 'DIARIA' } }), 400, 'RecOperacaoInvalida');
     assert.ok((schema.violacoes as Json[]).some((v) => v.propriedade === 'calendario.periodicidade'), JSON.stringify(schema));
-    assertProblem(await req('POST', '/v2/rec', { ...body(), vinculo: { contrato: 'x'.repeat(36), devedor: { cpf: randomCpf(), nome: 'A' } } }), 400, 'RecOperacaoInvalida');
+    assertBcbProblem(await req('POST', '/v2/rec', { ...body(), vinculo: { contrato: 'x'.repeat(36), devedor: { cpf: randomCpf(), nome: 'A' } } }), 400, 'RecOperacaoInvalida');
     // A person's account does not charge recurrences: the receiver is a company.
     const person = await createClient(t);
-    const refused = assertProblem(await req('POST', '/v2/rec', body(), person), 400, 'RecOperacaoInvalida');
+    const refused = assertBcbProblem(await req('POST', '/v2/rec', body(), person), 400, 'RecOperacaoInvalida');
     assert.match(String(refused.detail), /pessoa jurídica/);
   });
 
@@ -141,13 +133,13 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assert.equal(((await getRec(String(rec.idRec), `?txid=${cobvTxid}`)).dadosQR as Json).jornada, 'JORNADA_4');
 
     // A txid of no charge, and a cob other than the one the recurrence names for journey 3.
-    assertProblem(await req('GET', `/v2/rec/${String(rec.idRec)}?txid=${randomAlphanumeric(30)}`), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec/${String(rec.idRec)}?txid=${randomAlphanumeric(30)}`), 400, 'RecConsultaInvalida');
     const named = await newRec({ loc: (await newLocRec()).id, ativacao: { dadosJornada: { txid: randomAlphanumeric(30) } } });
-    assertProblem(await req('GET', `/v2/rec/${String(named.idRec)}?txid=${cobTxid}`), 400, 'RecConsultaInvalida');
-    assertProblem(await req('GET', `/v2/rec/${String(named.idRec)}?txid=${cobvTxid}`), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec/${String(named.idRec)}?txid=${cobTxid}`), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec/${String(named.idRec)}?txid=${cobvTxid}`), 400, 'RecConsultaInvalida');
     // Another account's recurrence, and one that does not exist.
-    assertProblem(await req('GET', `/v2/rec/${String(rec.idRec)}`, undefined, b), 404, 'RecNaoEncontrada');
-    assertProblem(await req('GET', '/v2/rec/RN12345678202611280000000000a'), 404, 'RecNaoEncontrada');
+    assertBcbProblem(await req('GET', `/v2/rec/${String(rec.idRec)}`, undefined, b), 404, 'RecNaoEncontrada');
+    assertBcbProblem(await req('GET', '/v2/rec/RN12345678202611280000000000a'), 404, 'RecNaoEncontrada');
   });
 
   it('PATCH renames the devedor, moves it to another location and first day while CRIADA, and cancels it; then it takes nothing more', async () => {
@@ -163,8 +155,8 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assert.equal((after.loc as Json).id, second.id);
     assert.equal((after.calendario as Json).dataInicial, day(12));
     assert.equal((await req('GET', `/v2/locrec/${first.id}`)).json<Json>().idRec, undefined, 'the first location is free again');
-    assertProblem(await req('PATCH', `/v2/rec/${id}`, { calendario: { dataInicial: day(-5) } }), 400, 'RecOperacaoInvalida');
-    assertProblem(await req('PATCH', `/v2/rec/${id}`, {}), 400, 'RecOperacaoInvalida');
+    assertBcbProblem(await req('PATCH', `/v2/rec/${id}`, { calendario: { dataInicial: day(-5) } }), 400, 'RecOperacaoInvalida');
+    assertBcbProblem(await req('PATCH', `/v2/rec/${id}`, {}), 400, 'RecOperacaoInvalida');
 
     const cancelled = await req('PATCH', `/v2/rec/${id}`, { status: 'CANCELADA' });
     assert.equal(cancelled.statusCode, 200, cancelled.body);
@@ -172,8 +164,8 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assert.equal(ended.status, 'CANCELADA');
     assert.deepEqual(ended.encerramento, { cancelamento: { solicitante: 'USUARIO_RECEBEDOR', codigo: 'SLCR', descricao: 'Cancelamento solicitado pelo usuário recebedor' } });
     assert.deepEqual((ended.atualizacao as Json[]).map((u) => u.status), ['CRIADA', 'CANCELADA']);
-    for (const patch of [{ status: 'CANCELADA' }, { vinculo: { devedor: { nome: 'Outro' } } }]) assertProblem(await req('PATCH', `/v2/rec/${id}`, patch), 400, 'RecOperacaoInvalida');
-    assertProblem(await req('PATCH', `/v2/rec/${id}`, { status: 'CANCELADA' }, b), 404, 'RecNaoEncontrada');
+    for (const patch of [{ status: 'CANCELADA' }, { vinculo: { devedor: { nome: 'Outro' } } }]) assertBcbProblem(await req('PATCH', `/v2/rec/${id}`, patch), 400, 'RecOperacaoInvalida');
+    assertBcbProblem(await req('PATCH', `/v2/rec/${id}`, { status: 'CANCELADA' }, b), 404, 'RecNaoEncontrada');
   });
 
   it('GET /rec lists the interval newest first, by devedor, status, location and convênio, with BCB paging; bad queries are RecConsultaInvalida', async () => {
@@ -199,9 +191,9 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assert.deepEqual(ouro.parametros.recebedor, { convenio: 'Ouro' });
     assert.deepEqual(ouro.parametros.paginacao, { paginaAtual: 0, itensPorPagina: 1, quantidadeDePaginas: 1, quantidadeTotalDeItens: 1 });
     assert.equal((await req('GET', `/v2/rec?inicio=${from}&fim=${to}`, undefined, b)).json<{ recs: Json[] }>().recs.length, 0);
-    assertProblem(await req('GET', `/v2/rec?inicio=${to}&fim=${from}`, undefined, c), 400, 'RecConsultaInvalida');
-    assertProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&cpf=${cpf}&cnpj=${randomCnpj()}`, undefined, c), 400, 'RecConsultaInvalida');
-    assertProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&status=PAGA`, undefined, c), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec?inicio=${to}&fim=${from}`, undefined, c), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&cpf=${cpf}&cnpj=${randomCnpj()}`, undefined, c), 400, 'RecConsultaInvalida');
+    assertBcbProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&status=PAGA`, undefined, c), 400, 'RecConsultaInvalida');
   });
 
   it('its location serves the RecPayload as a JWS the JWK Set verifies; an ended recurrence is 400, a free location 404', async () => {
@@ -222,11 +214,11 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assert.equal((recPayload.vinculo as Json).contrato, 'CTR-2026-001');
 
     assert.equal((await req('DELETE', `/v2/locrec/${loc.id}/idRec`)).statusCode, 200);
-    assertProblem(await t.app.inject({ method: 'GET', url: `/qr/v2/rec/${token}` }), 404, 'RecPayloadNaoEncontrado');
+    assertBcbProblem(await t.app.inject({ method: 'GET', url: `/qr/v2/rec/${token}` }), 404, 'RecPayloadNaoEncontrado');
     assert.equal((await getRec(String(rec.idRec))).loc, undefined, 'unlinked: the recurrence shows no location');
     await req('PATCH', `/v2/rec/${String(rec.idRec)}`, { loc: loc.id });
     await req('PATCH', `/v2/rec/${String(rec.idRec)}`, { status: 'CANCELADA' });
-    assertProblem(await t.app.inject({ method: 'GET', url: `/qr/v2/rec/${token}` }), 400, 'RecPayloadOperacaoInvalida');
-    assertProblem(await t.app.inject({ method: 'GET', url: '/qr/v2/rec/nao-existe' }), 404, 'RecPayloadNaoEncontrado');
+    assertBcbProblem(await t.app.inject({ method: 'GET', url: `/qr/v2/rec/${token}` }), 400, 'RecPayloadOperacaoInvalida');
+    assertBcbProblem(await t.app.inject({ method: 'GET', url: '/qr/v2/rec/nao-existe' }), 404, 'RecPayloadNaoEncontrado');
   });
 });

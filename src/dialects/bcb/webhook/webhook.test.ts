@@ -4,7 +4,6 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { LightMyRequestResponse } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { issueCertificate } from '../../../lib/certificate-authority.ts';
 import { mutualTlsReceiver } from '../../../../test/support/mutual-tls-receiver.ts';
@@ -13,15 +12,10 @@ import { deliverDue } from '../../../modules/webhooks/delivery.ts';
 import { WebhookSender } from '../../../modules/webhooks/sender.ts';
 import { createClient, evpKey, operator, randomCpf, type TestClient } from '../../../../test/factories.ts';
 import { startTestApp, type TestApp } from '../../../../test/harness.ts';
-import { assertBcbAnswer, assertBcbDefinition } from '../../../../test/support/bcb-schemas.ts';
+import { assertBcbAnswer, assertBcbDefinition, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 import { headersWithScope } from '../../../../test/support/bcb-tokens.ts';
 import type { ResendAnswer } from '../../../../scripts/lib/api-types.ts';
 
-function assertProblem(res: LightMyRequestResponse, status: number, name: string): void {
-  assert.equal(res.statusCode, status, res.body);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json/);
-  assert.equal(res.json<{ type: string }>().type, `https://pix.bcb.gov.br/api/v2/error/${name}`);
-}
 
 describe('BCB dialect: webhooks per key (/v2/webhook) and their callbacks', () => {
   let t: TestApp;
@@ -68,18 +62,18 @@ describe('BCB dialect: webhooks per key (/v2/webhook) and their callbacks', () =
     const list = await call('GET', '/webhook');
     assertBcbAnswer('GET /webhook', list);
     assert.deepEqual(list.json<{ webhooks: { chave: string }[] }>().webhooks.map((w) => w.chave), [key]);
-    assertProblem(await call('GET', `/webhook/${key}`, other.headers), 404, 'WebhookNaoEncontrado');
-    assertProblem(await call('DELETE', `/webhook/${key}`, other.headers), 404, 'WebhookNaoEncontrado');
+    assertBcbProblem(await call('GET', `/webhook/${key}`, other.headers), 404, 'WebhookNaoEncontrado');
+    assertBcbProblem(await call('DELETE', `/webhook/${key}`, other.headers), 404, 'WebhookNaoEncontrado');
     assert.deepEqual((await call('GET', '/webhook', other.headers)).json<{ webhooks: unknown[] }>().webhooks, []);
     assert.equal((await call('DELETE', `/webhook/${key}`)).statusCode, 204);
-    assertProblem(await call('GET', `/webhook/${key}`), 404, 'WebhookNaoEncontrado');
+    assertBcbProblem(await call('GET', `/webhook/${key}`), 404, 'WebhookNaoEncontrado');
   });
 
   it('PUT: a key of another account, a URL that is not HTTPS or a body off the schema is 400 WebhookOperacaoInvalida', async () => {
     const otherKey = await evpKey(t, other.accountId);
-    assertProblem(await call('PUT', `/webhook/${otherKey}`, owner.headers, { webhookUrl: `${receiver.origin}/bcb` }), 400, 'WebhookOperacaoInvalida');
-    assertProblem(await call('PUT', `/webhook/${key}`, owner.headers, { webhookUrl: 'http://localhost/bcb' }), 400, 'WebhookOperacaoInvalida');
-    assertProblem(await call('PUT', `/webhook/${key}`, owner.headers, { url: `${receiver.origin}/bcb` }), 400, 'WebhookOperacaoInvalida');
+    assertBcbProblem(await call('PUT', `/webhook/${otherKey}`, owner.headers, { webhookUrl: `${receiver.origin}/bcb` }), 400, 'WebhookOperacaoInvalida');
+    assertBcbProblem(await call('PUT', `/webhook/${key}`, owner.headers, { webhookUrl: 'http://localhost/bcb' }), 400, 'WebhookOperacaoInvalida');
+    assertBcbProblem(await call('PUT', `/webhook/${key}`, owner.headers, { url: `${receiver.origin}/bcb` }), 400, 'WebhookOperacaoInvalida');
     const corrected = await call('PUT', `/webhook/${otherKey}`, other.headers, { webhookUrl: `${receiver.origin}/other` });
     assert.equal(corrected.statusCode, 200, corrected.body);
   });
@@ -87,10 +81,10 @@ describe('BCB dialect: webhooks per key (/v2/webhook) and their callbacks', () =
   it('requires webhook.write to change and webhook.read to read (403 AcessoNegado)', async () => {
     const readOnly = await headersWithScope(t, owner, 'webhook.read');
     const writeOnly = await headersWithScope(t, owner, 'webhook.write');
-    assertProblem(await call('PUT', `/webhook/${key}`, readOnly, { webhookUrl: `${receiver.origin}/bcb` }), 403, 'AcessoNegado');
-    assertProblem(await call('DELETE', `/webhook/${key}`, readOnly), 403, 'AcessoNegado');
-    assertProblem(await call('GET', '/webhook', writeOnly), 403, 'AcessoNegado');
-    assertProblem(await call('GET', `/webhook/${key}`, writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('PUT', `/webhook/${key}`, readOnly, { webhookUrl: `${receiver.origin}/bcb` }), 403, 'AcessoNegado');
+    assertBcbProblem(await call('DELETE', `/webhook/${key}`, readOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('GET', '/webhook', writeOnly), 403, 'AcessoNegado');
+    assertBcbProblem(await call('GET', `/webhook/${key}`, writeOnly), 403, 'AcessoNegado');
     assertBcbAnswer('GET /webhook', await call('GET', '/webhook', readOnly));
   });
 
