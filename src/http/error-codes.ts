@@ -146,6 +146,7 @@ export const ERROR_CODES = {
   // Sandbox payer (POST /sandbox/payer/pay)
   INVALID_PAID_AT: { status: 400, description: 'paidAt is not a past timestamp' },
   BRCODE_INVALID: { status: 422, description: 'The BR Code fails its CRC or structure, or names no valid key or location; `message` says which' },
+  BRCODE_NOT_PAYABLE: { status: 422, description: "The BR Code is a Pix Automático recurrence's alone (journey 2): it authorizes charges and carries no payment" },
   LOCATION_UNREACHABLE: { status: 422, description: "The dynamic code's location gave no payload (connection, time limit, size limit or a status other than 200)" },
   JWS_INVALID: { status: 422, description: "The location's JWS is refused: alg, jku, kid, x5t, x5c chain, root or signature, as `message` says" },
   PAYLOAD_INVALID: { status: 422, description: "The signed payload is not a charge payload a payer can pay, or not the location's charge" },

@@ -8,6 +8,7 @@ import {
   brCodeDescriptionRoom,
   buildBrCode,
   buildRecurrenceBrCode,
+  parseAnyBrCode,
   crc16Ccitt,
   normalizeBrCodeText,
   parseBrCode,
@@ -337,6 +338,25 @@ describe('buildRecurrenceBrCode', () => {
       buildRecurrenceBrCode({ recLocation: `${REC}3ffa640fa4f14080adccb949fa2dc0d0`, chargeLocation: 'pix.example.com/qr/v2/cobv/1e6c54d3ec9449b7a7fc53b6b0f998e7', ...merchant }),
       '00020101021226810014br.gov.bcb.pix2559pix.example.com/qr/v2/cobv/1e6c54d3ec9449b7a7fc53b6b0f998e75204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***80800014br.gov.bcb.pix2558pix.example.com/qr/v2/rec/3ffa640fa4f14080adccb949fa2dc0d06304A441',
     );
+  });
+
+  test('read back: the recurrence alone, and the composite code as a dynamic one offering it', () => {
+    const recLocation = `${REC}2353c790eefb11eaadc10242ac120002`;
+    assert.deepEqual(parseAnyBrCode(buildRecurrenceBrCode({ recLocation, ...merchant })), { kind: 'recurrence', recurrence: recLocation, ...merchant });
+    const chargeLocation = 'pix.example.com/qr/v2/8b3da2f39a4140d1a91abd93113bd441';
+    assert.deepEqual(parseAnyBrCode(buildRecurrenceBrCode({ recLocation, chargeLocation, ...merchant })), {
+      kind: 'dynamic',
+      location: chargeLocation,
+      ...merchant,
+      oneTime: true,
+      recurrence: recLocation,
+    });
+    // Field 80 of another GUI, or without its location, is not a recurrence.
+    const tlv = (id: string, value: string) => `${id}${String(value.length).padStart(2, '0')}${value}`;
+    for (const template of [tlv('00', 'br.gov.bcb.xx') + tlv('25', recLocation), tlv('00', 'br.gov.bcb.pix')]) {
+      const body = `00020126180014br.gov.bcb.pix5204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***${tlv('80', template)}6304`;
+      assert.throws(() => parseAnyBrCode(body + crc16Ccitt(body)), /field 80/);
+    }
   });
 
   test('a location with a scheme, or too long, is refused', () => {

@@ -268,16 +268,34 @@ function checkFrame(payload: string): Map<string, string> {
   return fields;
 }
 
-/** What `parseAnyBrCode` reads: a static code (key, amount) or a dynamic one (location). */
+/**
+ * What `parseAnyBrCode` reads: a static code (key, amount), a dynamic one (location; with
+ * `recurrence`, the location of a Pix Automático recurrence offered with it: journeys 3 and 4),
+ * or a recurrence's code alone (journey 2), which carries no payment.
+ */
 export type AnyBrCode =
   | ({ kind: 'static' } & BrCode)
-  | { kind: 'dynamic'; location: string; merchantName: string; merchantCity: string; oneTime: boolean };
+  | { kind: 'dynamic'; location: string; merchantName: string; merchantCity: string; oneTime: boolean; recurrence?: string }
+  | { kind: 'recurrence'; recurrence: string; merchantName: string; merchantCity: string };
 
-/** Reads a static or a dynamic payload, checking its CRC and structure. Throws BrCodeError. */
+/** Field 80's recurrence location (decision 0046), when the code has one. */
+function recurrenceOf(fields: Map<string, string>): string | undefined {
+  const template = fields.get('80');
+  if (template === undefined) return undefined;
+  const recurrence = readTlv(template, 'field 80');
+  if (required(recurrence, '00', 'field 80').toLowerCase() !== PIX_GUI) throw new BrCodeError(`BR Code field 80 is not a Pix recurrence (GUI ${PIX_GUI})`);
+  return required(recurrence, '25', 'field 80');
+}
+
+/** Reads a static, dynamic or recurrence payload, checking its CRC and structure. Throws BrCodeError. */
 export function parseAnyBrCode(payload: string): AnyBrCode {
   const fields = checkFrame(payload);
   const account = readTlv(required(fields, '26', 'payload'), 'field 26');
   const location = account.get('25');
+  const recurrence = recurrenceOf(fields);
+  if (location === undefined && recurrence !== undefined && !account.has('01')) {
+    return { kind: 'recurrence', recurrence, merchantName: required(fields, '59', 'payload'), merchantCity: required(fields, '60', 'payload') };
+  }
   if (location === undefined) return { kind: 'static', ...parseBrCode(payload) };
   if (required(account, '00', 'field 26').toLowerCase() !== PIX_GUI) {
     throw new BrCodeError(`BR Code field 26 is not a Pix account (GUI ${PIX_GUI})`);
@@ -291,6 +309,7 @@ export function parseAnyBrCode(payload: string): AnyBrCode {
     merchantName: required(fields, '59', 'payload'),
     merchantCity: required(fields, '60', 'payload'),
     oneTime: fields.get('01') === '12',
+    ...(recurrence === undefined ? {} : { recurrence }),
   };
 }
 

@@ -85,6 +85,9 @@ function paymentOf(deps: PayerDeps, input: PayInput): Payment {
 export async function payBrCode(deps: PayerDeps, input: PayInput): Promise<PayerPayment> {
   const code = brCodeOf(input.pixCopiaECola);
   const payment = paymentOf(deps, input);
+  if (code.kind === 'recurrence') {
+    throw unprocessable('BRCODE_NOT_PAYABLE', `The code is a Pix Automático recurrence's alone (${code.recurrence}): it asks the payer to authorize charges, and carries no payment`);
+  }
   if (code.kind === 'static') return payStatic(deps, code, payment);
   return payDynamic(deps, code.location, payment);
 }

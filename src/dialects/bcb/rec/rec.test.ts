@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import { createClient, evpKey, randomCnpj, randomCpf, type TestClient } from '../../../../test/factories.ts';
-import { startTestApp, type TestApp } from '../../../../test/harness.ts';
+import { adminHeaders, startTestApp, type TestApp } from '../../../../test/harness.ts';
+import { freePort } from '../../../../test/processes.ts';
 import { assertBcbAnswer, assertBcbDefinition, assertBcbProblem } from '../../../../test/support/bcb-schemas.ts';
 import { crc16Ccitt } from '../../../lib/brcode.ts';
 import { randomAlphanumeric } from '../../../lib/ids.ts';
@@ -19,7 +20,10 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
   let aKey: string;
 
   before(async () => {
-    t = await startTestApp();
+    // Listening on the port PUBLIC_URL names: the sandbox payer fetches a code's locations from it.
+    const port = await freePort();
+    t = await startTestApp({ env: { PUBLIC_URL: `http://127.0.0.1:${port}` } });
+    await t.app.listen({ port, host: '127.0.0.1' });
     a = await createClient(t, { name: 'Academia Forte', document: randomCnpj() });
     b = await createClient(t, { name: 'Outra Empresa', document: randomCnpj() });
     aKey = await evpKey(t, a.accountId);
@@ -194,6 +198,26 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assertBcbProblem(await req('GET', `/v2/rec?inicio=${to}&fim=${from}`, undefined, c), 400, 'RecConsultaInvalida');
     assertBcbProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&cpf=${cpf}&cnpj=${randomCnpj()}`, undefined, c), 400, 'RecConsultaInvalida');
     assertBcbProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&status=PAGA`, undefined, c), 400, 'RecConsultaInvalida');
+  });
+
+  it("the sandbox payer pays a composite code's charge, and refuses a recurrence's code alone as carrying no payment", async () => {
+    const loc = await newLocRec();
+    const rec = await newRec({ loc: loc.id });
+    const txid = randomAlphanumeric(30);
+    assert.equal((await req('PUT', `/v2/cob/${txid}`, { calendario: { expiracao: 3600 }, valor: { original: '99.90' }, chave: aKey })).statusCode, 201);
+    const pay = (pixCopiaECola: string) =>
+      t.app.inject({ method: 'POST', url: '/sandbox/payer/pay', headers: adminHeaders, payload: { pixCopiaECola, payer: { name: 'Fulano de Tal', document: randomCpf() } } });
+    const composite = String(((await getRec(String(rec.idRec), `?txid=${txid}`)).dadosQR as Json).pixCopiaECola);
+    const paid = await pay(composite);
+    assert.equal(paid.statusCode, 201, paid.body);
+    assert.equal(paid.json<Json>().txid, txid);
+    assert.equal((await req('GET', `/v2/cob/${txid}`)).json<Json>().status, 'CONCLUIDA');
+
+    const alone = String(((await getRec(String(rec.idRec))).dadosQR as Json).pixCopiaECola);
+    const refused = await pay(alone);
+    assert.equal(refused.statusCode, 422, refused.body);
+    assert.equal(refused.json<Json>().code, 'BRCODE_NOT_PAYABLE');
+    assert.match(refused.json<{ message: string }>().message, new RegExp(loc.location.replaceAll('.', '\\.')));
   });
 
   it('its location serves the RecPayload as a JWS the JWK Set verifies; an ended recurrence is 400, a free location 404', async () => {
