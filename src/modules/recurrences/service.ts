@@ -7,7 +7,8 @@
  */
 import { sql } from 'kysely';
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
-import type { RecJornada, RecPeriodicidade, RecPolitica, RecStatus } from '../../db/schema.ts';
+import type { Selectable } from 'kysely';
+import type { RecPeriodicidade, RecPolitica, RecStatus, RecurrencesTable } from '../../db/schema.ts';
 import { AppError, badRequest, checkEach, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -50,38 +51,15 @@ export interface RecurrenceRevision {
   ativacao?: { dadosJornada?: { txid: string } | undefined } | undefined;
 }
 
-export interface RecurrenceRow {
-  id: bigint;
-  id_rec: string;
-  account_id: bigint;
-  loc_id: bigint | null;
-  status: RecStatus;
-  contrato: string;
-  objeto: string | null;
-  devedor_document_type: 'CPF' | 'CNPJ';
-  devedor_document: string;
-  devedor_nome: string;
-  data_inicial: string;
-  data_final: string | null;
-  periodicidade: RecPeriodicidade;
-  valor_rec_centavos: bigint | null;
-  valor_minimo_centavos: bigint | null;
-  politica_retentativa: RecPolitica;
-  convenio: string | null;
-  jornada: RecJornada;
-  jornada_txid: string | null;
-  pagador: Record<string, string> | null;
-  encerramento: Record<string, Record<string, string>> | null;
-  history: { status: RecStatus; data: string }[];
-  created_at: Date;
-  updated_at: Date;
+/** A recurrence as the service reads it: its row, the receiver it charges for, and its location. */
+export type RecurrenceRow = Selectable<RecurrencesTable> & {
   /** The receiver, as its recurrences show it. */
   recebedor_cnpj: string;
   recebedor_nome: string;
   /** The location the recurrence names, when it names one. */
   loc_token: string | null;
   loc_created_at: Date | null;
-}
+};
 
 /** Statuses after which a recurrence takes no more changes nor charges. */
 const ENDED: ReadonlySet<RecStatus> = new Set(['CANCELADA', 'REJEITADA', 'EXPIRADA']);
@@ -201,7 +179,7 @@ export async function createRecurrence(deps: RecurrenceDeps, accountId: bigint, 
       })
       .returning('id_rec')
       .executeTakeFirstOrThrow();
-    return (await selectRecurrences(trx).where('recurrences.id_rec', '=', inserted.id_rec).executeTakeFirstOrThrow()) as RecurrenceRow;
+    return selectRecurrences(trx).where('recurrences.id_rec', '=', inserted.id_rec).executeTakeFirstOrThrow();
   });
 }
 
@@ -209,7 +187,7 @@ export async function createRecurrence(deps: RecurrenceDeps, accountId: bigint, 
 export async function getRecurrence(db: DbExecutor, accountId: bigint, idRec: string): Promise<RecurrenceRow> {
   const row = await selectRecurrences(db).where('recurrences.account_id', '=', accountId).where('recurrences.id_rec', '=', idRec).executeTakeFirst();
   if (!row) throw recurrenceNotFound(idRec);
-  return row as RecurrenceRow;
+  return row;
 }
 
 /**
@@ -249,7 +227,7 @@ export async function reviseRecurrence(deps: RecurrenceDeps, accountId: bigint, 
       changes.history = sql`history || ${JSON.stringify([{ status: 'CANCELADA', data: now.toISOString() }])}::jsonb`;
     }
     if (Object.keys(changes).length > 0) await trx.updateTable('recurrences').set({ ...changes, updated_at: now }).where('id', '=', row.id).execute();
-    return (await selectRecurrences(trx).where('recurrences.id', '=', row.id).executeTakeFirstOrThrow()) as RecurrenceRow;
+    return selectRecurrences(trx).where('recurrences.id', '=', row.id).executeTakeFirstOrThrow();
   });
 }
 
@@ -284,7 +262,7 @@ export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId:
       q.orderBy('recurrences.created_at', 'desc').orderBy('recurrences.id', 'desc').offset(paginaAtual * itensPorPagina).limit(itensPorPagina).execute(),
       q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: page as RecurrenceRow[], total: Number(counted.total) };
+    return { rows: page, total: Number(counted.total) };
   });
   const parametros = {
     inicio: from.toISOString(),
@@ -302,7 +280,7 @@ export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId:
 /** The recurrence a public location serves (`/qr/v2/rec/{token}`): none is not found. */
 export async function recurrenceAtLocation(db: DbExecutor, token: string): Promise<RecurrenceRow | undefined> {
   if (!/^[a-z0-9]{32}$/.test(token)) return undefined;
-  return (await selectRecurrences(db).where('rec_locations.token', '=', token).executeTakeFirst()) as RecurrenceRow | undefined;
+  return selectRecurrences(db).where('rec_locations.token', '=', token).executeTakeFirst();
 }
 
 /** BCB's `dadosQR`: the code a payer scans to approve the recurrence, by the journey it starts. */
