@@ -126,19 +126,24 @@ export interface DynamicBrCodeInput {
 export const BRCODE_LOCATION_MAX_LENGTH = 77;
 const LOCATION = /^[\x21-\x7e]{1,77}$/;
 
+/** Field 25 of a template: a location, a URL without its scheme (`location`, `charge location`...). */
+function locationField(what: string, location: string): string {
+  if (!LOCATION.test(location) || /^https?:/i.test(location)) {
+    throw new BrCodeError(`BR Code ${what} must be a URL without its scheme, 1 to ${BRCODE_LOCATION_MAX_LENGTH} printable characters`);
+  }
+  return tlv('25', location);
+}
+
 /**
  * Builds a dynamic copy-and-paste payload (the manual's "QR dinâmico"): point of initiation 12,
  * the location in 26-25 and no key, no amount (the payload at the location says it), and the
  * txid field 62-05 set to `***`.
  */
 export function buildDynamicBrCode(input: DynamicBrCodeInput): string {
-  if (!LOCATION.test(input.location) || /^https?:/i.test(input.location)) {
-    throw new BrCodeError(`BR Code location must be a URL without its scheme, 1 to ${BRCODE_LOCATION_MAX_LENGTH} printable characters`);
-  }
   const body = [
     tlv('00', '01'),
     tlv('01', '12'),
-    tlv('26', tlv('00', PIX_GUI) + tlv('25', input.location)),
+    tlv('26', tlv('00', PIX_GUI) + locationField('location', input.location)),
     tlv('52', '0000'),
     tlv('53', '986'),
     tlv('58', 'BR'),
@@ -158,13 +163,6 @@ export interface RecurrenceBrCodeInput {
   chargeLocation?: string | undefined;
   merchantName: string;
   merchantCity: string;
-}
-
-function locationField(what: string, location: string): string {
-  if (!LOCATION.test(location) || /^https?:/i.test(location)) {
-    throw new BrCodeError(`BR Code ${what} must be a URL without its scheme, 1 to ${BRCODE_LOCATION_MAX_LENGTH} printable characters`);
-  }
-  return tlv('25', location);
 }
 
 /**

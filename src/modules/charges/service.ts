@@ -422,6 +422,18 @@ export function instant(text: string, field: string): Date {
 }
 
 /** The [inicio, fim] of a list (both inclusive), at most 31 days apart (decisions.md). */
+/** The page a list asks for (`paginacao.paginaAtual`, `paginacao.itensPorPagina`): page 0 of 100 unless it says. */
+export function listPage(query: { 'paginacao.paginaAtual'?: number | undefined; 'paginacao.itensPorPagina'?: number | undefined }) {
+  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
+  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  return {
+    offset: paginaAtual * itensPorPagina,
+    limit: itensPorPagina,
+    /** The list's `paginacao` once the matching rows are counted. */
+    paginacao: (total: number) => ({ paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total }),
+  };
+}
+
 export function listInterval(inicio: string, fim: string): { from: Date; to: Date } {
   const from = instant(inicio, 'inicio');
   const to = instant(fim, 'fim');
@@ -439,12 +451,11 @@ export function listInterval(inicio: string, fim: string): { from: Date; to: Dat
 export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, query: ChargeListQuery, kind: ChargeListKind = {}) {
   const { from, to } = listInterval(query.inicio, query.fim);
   if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
-  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
-  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const page = listPage(query);
   const now = deps.clock.now();
   const locationPresente = kind.locationPresente ?? query.locationPresente;
   const filter = { accountId, from, to, cpf: query.cpf, cnpj: query.cnpj, status: query.status, now, ...kind, locationPresente };
-  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listCharges(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listCharges(db, filter, page));
   const parametros = {
     inicio: from.toISOString(),
     fim: to.toISOString(),
@@ -452,7 +463,7 @@ export async function listChargesOf(deps: ChargeListDeps, accountId: bigint, que
     ...(query.cnpj !== undefined ? { cnpj: query.cnpj } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
     ...(locationPresente !== undefined ? { locationPresente } : {}),
-    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+    paginacao: page.paginacao(total),
   };
   return { parametros, rows, now };
 }

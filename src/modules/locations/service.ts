@@ -3,7 +3,7 @@ import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import { badRequest, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import { findCharge, findChargeAtLocation, type ChargeWithPayment } from '../charges/repo.ts';
-import { brCodeDataUri, dynamicBrCodeOf, listInterval, merchantName } from '../charges/service.ts';
+import { brCodeDataUri, dynamicBrCodeOf, listInterval, listPage, merchantName } from '../charges/service.ts';
 import * as repo from './repo.ts';
 import type { LinkedLocation, LocationRow, TipoCob } from './repo.ts';
 
@@ -20,8 +20,12 @@ export function newLocationToken(): string {
  * (`127.0.0.1:8080/qr/v2/cobv/...`), at most 77 characters (config.ts bounds the host).
  */
 export function locationUrl(publicUrl: string, row: Pick<LocationRow, 'tipo_cob' | 'token'>): string {
-  const { host } = new URL(publicUrl);
-  return `${host}${PAYLOAD_PATH}/${row.tipo_cob === 'cobv' ? 'cobv/' : ''}${row.token}`;
+  return payloadLocation(publicUrl, row.tipo_cob === 'cobv' ? 'cobv/' : '', row.token);
+}
+
+/** A payload's location under PAYLOAD_PATH: the host, the kind's prefix (`cobv/`, `rec/`, none for a cob) and the token. */
+export function payloadLocation(publicUrl: string, prefix: '' | 'cobv/' | 'rec/', token: string): string {
+  return `${new URL(publicUrl).host}${PAYLOAD_PATH}/${prefix}${token}`;
 }
 
 /** A new location of the account for a kind of charge. */
@@ -44,8 +48,8 @@ export async function takeLocation(trx: Trx, accountId: bigint, tipoCob: TipoCob
 
 const locationNotFound = (id: string) => notFound('PAYLOAD_LOCATION_NOT_FOUND', `The account has no payload location ${id}`);
 
-/** A location id as a path gives it: digits naming a bigint, else no location. */
-function locationId(id: string): bigint | null {
+/** A location id as a path gives it (loc and locrec): digits naming a bigint, else no location. */
+export function locationId(id: string): bigint | null {
   return /^[0-9]{1,18}$/.test(id) ? BigInt(id) : null;
 }
 
@@ -81,16 +85,15 @@ export interface LocationListQuery {
 /** GET /v2/loc: the account's locations created in [inicio, fim] (at most 31 days apart). */
 export async function listLocationsOf(deps: { lists: ListQueries }, accountId: bigint, query: LocationListQuery) {
   const { from, to } = listInterval(query.inicio, query.fim);
-  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
-  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const page = listPage(query);
   const filter = { accountId, from, to, txIdPresente: query.txIdPresente, tipoCob: query.tipoCob };
-  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listLocations(db, filter, { offset: paginaAtual * itensPorPagina, limit: itensPorPagina }));
+  const { rows, total } = await deps.lists.run(accountId, (db) => repo.listLocations(db, filter, page));
   const parametros = {
     inicio: from.toISOString(),
     fim: to.toISOString(),
     ...(query.txIdPresente !== undefined ? { txIdPresente: query.txIdPresente } : {}),
     ...(query.tipoCob !== undefined ? { tipoCob: query.tipoCob } : {}),
-    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+    paginacao: page.paginacao(total),
   };
   return { parametros, rows };
 }

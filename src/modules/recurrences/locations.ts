@@ -6,8 +6,8 @@
 import type { DbExecutor } from '../../db/client.ts';
 import { notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
-import { listInterval } from '../charges/service.ts';
-import { newLocationToken, PAYLOAD_PATH } from '../locations/service.ts';
+import { listInterval, listPage } from '../charges/service.ts';
+import { locationId, newLocationToken, payloadLocation } from '../locations/service.ts';
 
 export interface RecLocationRow {
   id: bigint;
@@ -22,7 +22,7 @@ const COLUMNS = ['rec_locations.id', 'rec_locations.account_id', 'rec_locations.
 
 /** The location of a recurrence's payload as BCB writes it: PUBLIC_URL's host and `/qr/v2/rec/{token}`. */
 export function recLocationUrl(publicUrl: string, token: string): string {
-  return `${new URL(publicUrl).host}${PAYLOAD_PATH}/rec/${token}`;
+  return payloadLocation(publicUrl, 'rec/', token);
 }
 
 function linked(db: DbExecutor) {
@@ -40,11 +40,6 @@ export async function createRecLocation(db: DbExecutor, accountId: bigint, now: 
 }
 
 const recLocationNotFound = (id: string) => notFound('PAYLOAD_LOCATION_NOT_FOUND', `The account has no payload location of recurrences ${id}`);
-
-/** A location id as a path gives it: digits naming a bigint, else no location. */
-function locationId(id: string): bigint | null {
-  return /^[0-9]{1,18}$/.test(id) ? BigInt(id) : null;
-}
 
 /** GET /v2/locrec/{id}: the account's location; another account's is not found. */
 export async function getRecLocation(db: DbExecutor, accountId: bigint, id: string): Promise<RecLocationRow> {
@@ -79,8 +74,7 @@ export interface RecLocationListQuery {
  */
 export async function listRecLocationsOf(deps: { lists: ListQueries }, accountId: bigint, query: RecLocationListQuery) {
   const { from, to } = listInterval(query.inicio, query.fim);
-  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
-  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const page = listPage(query);
   const { rows, total } = await deps.lists.run(accountId, async (db) => {
     let q = linked(db)
       .where('rec_locations.account_id', '=', accountId)
@@ -88,18 +82,18 @@ export async function listRecLocationsOf(deps: { lists: ListQueries }, accountId
     if (query.idRecPresente !== undefined) q = q.where('recurrences.id', query.idRecPresente ? 'is not' : 'is', null);
     // A convênio is the recurrence's: only locations serving one of that convênio.
     if (query.convenio !== undefined) q = q.where('recurrences.convenio', '=', query.convenio);
-    const [page, counted] = await Promise.all([
-      q.orderBy('rec_locations.created_at', 'desc').orderBy('rec_locations.id', 'desc').offset(paginaAtual * itensPorPagina).limit(itensPorPagina).execute(),
+    const [found, counted] = await Promise.all([
+      q.orderBy('rec_locations.created_at', 'desc').orderBy('rec_locations.id', 'desc').offset(page.offset).limit(page.limit).execute(),
       q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: page, total: Number(counted.total) };
+    return { rows: found, total: Number(counted.total) };
   });
   const parametros = {
     inicio: from.toISOString(),
     fim: to.toISOString(),
     ...(query.idRecPresente !== undefined ? { idRecPresente: query.idRecPresente } : {}),
     ...(query.convenio !== undefined ? { recebedor: { convenio: query.convenio } } : {}),
-    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+    paginacao: page.paginacao(total),
   };
   return { parametros, rows };
 }

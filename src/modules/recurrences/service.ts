@@ -18,7 +18,7 @@ import { randomAlphanumeric } from '../../lib/ids.ts';
 import { parseDecimal2 } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { buildRecurrenceBrCode } from '../../lib/brcode.ts';
-import { listInterval, merchantName, MERCHANT_CITY } from '../charges/service.ts';
+import { listInterval, listPage, merchantName, MERCHANT_CITY } from '../charges/service.ts';
 import { locationUrl } from '../locations/service.ts';
 import { recLocationUrl } from './locations.ts';
 import { saoPauloDay } from '../cobv/due.ts';
@@ -247,8 +247,7 @@ export interface RecurrenceListQuery {
 export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId: bigint, query: RecurrenceListQuery) {
   const { from, to } = listInterval(query.inicio, query.fim);
   if (query.cpf !== undefined && query.cnpj !== undefined) throw badRequest('INVALID_FILTER', 'cpf and cnpj cannot be used together');
-  const paginaAtual = query['paginacao.paginaAtual'] ?? 0;
-  const itensPorPagina = query['paginacao.itensPorPagina'] ?? 100;
+  const page = listPage(query);
   const { rows, total } = await deps.lists.run(accountId, async (db) => {
     let q = selectRecurrences(db)
       .where('recurrences.account_id', '=', accountId)
@@ -258,11 +257,11 @@ export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId:
     if (query.locationPresente !== undefined) q = q.where('recurrences.loc_id', query.locationPresente ? 'is not' : 'is', null);
     if (query.status !== undefined) q = q.where('recurrences.status', '=', query.status as RecStatus);
     if (query.convenio !== undefined) q = q.where('recurrences.convenio', '=', query.convenio);
-    const [page, counted] = await Promise.all([
-      q.orderBy('recurrences.created_at', 'desc').orderBy('recurrences.id', 'desc').offset(paginaAtual * itensPorPagina).limit(itensPorPagina).execute(),
+    const [found, counted] = await Promise.all([
+      q.orderBy('recurrences.created_at', 'desc').orderBy('recurrences.id', 'desc').offset(page.offset).limit(page.limit).execute(),
       q.clearSelect().select((eb) => eb.fn.countAll<bigint>().as('total')).executeTakeFirstOrThrow(),
     ]);
-    return { rows: page, total: Number(counted.total) };
+    return { rows: found, total: Number(counted.total) };
   });
   const parametros = {
     inicio: from.toISOString(),
@@ -272,7 +271,7 @@ export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId:
     ...(query.locationPresente !== undefined ? { locationPresente: query.locationPresente } : {}),
     ...(query.status !== undefined ? { status: query.status } : {}),
     ...(query.convenio !== undefined ? { recebedor: { convenio: query.convenio } } : {}),
-    paginacao: { paginaAtual, itensPorPagina, quantidadeDePaginas: Math.ceil(total / itensPorPagina), quantidadeTotalDeItens: total },
+    paginacao: page.paginacao(total),
   };
   return { parametros, rows };
 }
@@ -300,8 +299,8 @@ const txidMismatch = (message: string) => new AppError(400, 'RECURRENCE_TXID_MIS
  */
 export async function recurrenceCode(deps: { db: DbExecutor; publicUrl: string }, row: RecurrenceRow, txid?: string): Promise<RecurrenceCode | undefined> {
   const recLocation = row.loc_token === null ? undefined : recLocationUrl(deps.publicUrl, row.loc_token);
-  const merchant = { merchantName: await merchantName(deps.db, row.account_id), merchantCity: MERCHANT_CITY };
-  if (txid === undefined) return recLocation === undefined ? undefined : { jornada: 'JORNADA_2', pixCopiaECola: buildRecurrenceBrCode({ recLocation, ...merchant }) };
+  const merchant = async () => ({ merchantName: await merchantName(deps.db, row.account_id), merchantCity: MERCHANT_CITY });
+  if (txid === undefined) return recLocation === undefined ? undefined : { jornada: 'JORNADA_2', pixCopiaECola: buildRecurrenceBrCode({ recLocation, ...(await merchant()) }) };
   const charge = await deps.db
     .selectFrom('charges')
     .leftJoin('locations', 'locations.id', 'charges.loc_id')
@@ -318,7 +317,7 @@ export async function recurrenceCode(deps: { db: DbExecutor; publicUrl: string }
   }
   if (recLocation === undefined || charge.token === null) return undefined;
   const chargeLocation = locationUrl(deps.publicUrl, { tipo_cob: charge.tipo_cob, token: charge.token });
-  return { jornada: charge.tipo_cob === 'cob' ? 'JORNADA_3' : 'JORNADA_4', pixCopiaECola: buildRecurrenceBrCode({ recLocation, chargeLocation, ...merchant }) };
+  return { jornada: charge.tipo_cob === 'cob' ? 'JORNADA_3' : 'JORNADA_4', pixCopiaECola: buildRecurrenceBrCode({ recLocation, chargeLocation, ...(await merchant()) }) };
 }
 
 export { ENDED as ENDED_RECURRENCE_STATUSES };
