@@ -20,7 +20,7 @@ const SPEC = join(ROOT, '..', 'shared', 'reference', 'bcb-api-pix', 'openapi.yam
 export const FIXTURE = join(ROOT, 'test', 'fixtures', 'bcb-api-pix.json');
 
 /** The paths of this service's /v2 scope: every group served so far (Pix Automático's as they come). */
-const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|locrec|rec|pix|webhook)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
+const IN_SCOPE = /^\/(cob|cobv|lotecobv|loc|locrec|rec|solicrec|cobr|pix|webhook|webhookrec|webhookcobr)(\/|$)|^\/\{pixUrlAccessToken\}$|^\/cobv\/\{pixUrlAccessToken\}$/;
 
 type Json = Record<string, unknown>;
 
@@ -116,6 +116,27 @@ function recErrata(schemas: Record<string, Json>): string[] {
     delete pagadorRec.required;
     pagadorRec.properties.pagador.required = ['ispbParticipante'];
     applied.push('DadosPagadorRec: ispbParticipante is required of pagador, not beside it');
+  }
+  // SolicRecBase requires `pagador`, which it does not define: the payer it goes to is its
+  // `destinatario`, which it defines and requires beside it (BCB's solicRecBody1 has no pagador).
+  const solicBase = schemas.SolicRecBase as { required?: string[] } | undefined;
+  if (solicBase?.required?.includes('pagador')) {
+    solicBase.required = solicBase.required.filter((r) => r !== 'pagador');
+    applied.push('SolicRecBase: pagador (undefined) not required; destinatario is');
+  }
+  // SolicRecCompleta requires `rec`, which no part of it defines: what it carries of the
+  // recurrence is `recPayload` (BCB's solicRecResponse1, 2 and 3 have it, and no `rec`).
+  const solicCompleta = schemas.SolicRecCompleta as { required?: string[] } | undefined;
+  if (solicCompleta?.required?.includes('rec')) {
+    solicCompleta.required = solicCompleta.required.filter((r) => r !== 'rec');
+    applied.push('SolicRecCompleta: rec (undefined) not required; it carries recPayload');
+  }
+  // PixAutomatico.valor is a string with an `anyOf` of objects (PixValorOriginal, ...), which no
+  // value can match: those objects are a Pix's componentesValor (as in Pix), not its valor.
+  const pixAuto = schemas.PixAutomatico as { properties?: { valor?: Json } } | undefined;
+  if (pixAuto?.properties?.valor?.type === 'string' && Array.isArray(pixAuto.properties.valor.anyOf)) {
+    delete pixAuto.properties.valor.anyOf;
+    applied.push("PixAutomatico.valor: a string, without the anyOf of componentesValor's objects");
   }
   return applied;
 }

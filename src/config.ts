@@ -50,6 +50,11 @@ export interface Config {
    */
   readonly webhookClient: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly settlementDelayMs: number;
+  /**
+   * How Pix Automático's D-10..D-2 window counts days (AUTOMATICO_WINDOW_DAYS): calendar days,
+   * the regulation's reading and the default, or business days, as some PSPs count them.
+   */
+  readonly automaticoWindowDays: 'calendar' | 'business';
   readonly trustedProxies: readonly string[];
   /** How long a request may take to arrive, headers and body together (then 408, closed). */
   readonly requestTimeoutMs: number;
@@ -283,6 +288,13 @@ function directoryLimits(env: Env): DirectoryLimits {
   return Object.freeze({ cpf, cnpj, lookupCost, missCost });
 }
 
+function windowDays(env: Env): 'calendar' | 'business' {
+  const raw = env.AUTOMATICO_WINDOW_DAYS;
+  if (raw === undefined || raw === '') return 'calendar';
+  if (raw !== 'calendar' && raw !== 'business') fail('AUTOMATICO_WINDOW_DAYS', `must be calendar or business (got ${quote(raw)})`);
+  return raw;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const mode = env.PIX_MODE ?? 'sandbox';
   if (mode !== 'sandbox' && mode !== 'production') fail('PIX_MODE', `must be sandbox or production (got ${quote(mode)})`);
@@ -330,6 +342,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookCaFile: file(env, 'WEBHOOK_CA_FILE'),
     webhookClient: webhookClient(env),
     settlementDelayMs: integer(env, 'SETTLEMENT_DELAY_MS', 1000, 0, 86_400_000),
+    automaticoWindowDays: windowDays(env),
     trustedProxies: Object.freeze(proxies(env)),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 600_000),
     maxConnectionsPerSource: integer(env, 'MAX_CONNECTIONS_PER_SOURCE', 64, 0, 1_000_000),

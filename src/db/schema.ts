@@ -185,6 +185,8 @@ export interface OutboxTable {
   message_id: ColumnType<string, string | undefined, never>;
   created_at: CreatedAt;
   dispatched_at: Timestamp | null;
+  /** What a notification of no transaction is about: `rec:{idRec}`, `cobr:{id}`. */
+  subject: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type ChargeStatus = 'ATIVA' | 'CONCLUIDA' | 'REMOVIDA_PELO_USUARIO_RECEBEDOR' | 'REMOVIDA_PELO_PSP';
@@ -268,8 +270,85 @@ export interface RecurrencesTable {
   pagador: Json<Record<string, string>> | null;
   encerramento: Json<Record<string, Record<string, string>>> | null;
   history: Json<{ status: RecStatus; data: string }[]>;
+  /** The payer's maximum per charge, set when it approved a recurrence without a fixed amount. */
+  valor_maximo_pagador_centavos: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  /** The payer's account, when the payer is an account holder of this service. */
+  payer_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+}
+
+export type SolicRecStatus = 'CRIADA' | 'ENVIADA' | 'RECEBIDA' | 'REJEITADA' | 'ACEITA' | 'EXPIRADA' | 'CANCELADA';
+
+/** A solicitation of a payer's approval of a recurrence (BCB's solicrec, journey 1). */
+export interface RecSolicitationsTable {
+  id: Generated<bigint>;
+  id_solic_rec: string;
+  account_id: Id;
+  recurrence_id: Id;
+  status: SolicRecStatus;
+  expires_at: Timestamp;
+  destinatario: Json<Record<string, string>>;
+  history: Json<{ status: SolicRecStatus; data: string }[]>;
+  next_step_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export type CobRStatus = 'CRIADA' | 'ATIVA' | 'CONCLUIDA' | 'EXPIRADA' | 'REJEITADA' | 'CANCELADA';
+export type AttemptStatus = 'SOLICITADA' | 'AGENDADA' | 'PAGA' | 'CANCELADA' | 'REJEITADA' | 'EXPIRADA';
+export type AttemptTipo = 'AGND' | 'NTAG' | 'RIFL';
+export type AttemptStep = 'answer' | 'answer_overdue' | 'settle' | 'retry';
+
+/** A recurring charge of Pix Automático (BCB's cobr). */
+export interface RecurringChargesTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  recurrence_id: Id;
+  txid: string;
+  status: CobRStatus;
+  /** Dates (YYYY-MM-DD), read as text. */
+  due_date: ColumnType<string, string, string>;
+  settlement_date: ColumnType<string, string, string>;
+  cycle: number;
+  ajuste_dia_util: boolean;
+  amount_centavos: bigint;
+  info_adicional: string | null;
+  recebedor: Json<{ agencia?: string; conta: string; tipoConta: string }>;
+  devedor: Json<Record<string, string>> | null;
+  encerramento: Json<Record<string, Record<string, string>>> | null;
+  history: Json<{ status: CobRStatus; data: string }[]>;
+  paid_transaction_id: LaterId;
+  next_step_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+/** An attempt to settle a recurring charge (BCB's tentativas). */
+export interface RecurringChargeAttemptsTable {
+  id: Generated<bigint>;
+  charge_id: Id;
+  position: number;
+  tipo: AttemptTipo;
+  data_liquidacao: ColumnType<string, string, string>;
+  status: AttemptStatus;
+  end_to_end_id: string;
+  rejeicao: Json<{ codigo: string; descricao: string }> | null;
+  history: Json<{ status: AttemptStatus; data: string }[]>;
+  step: AttemptStep | null;
+  next_step_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+/** A receiver's webhook of recurrences or recurring charges (PUT /v2/webhookrec, /v2/webhookcobr). */
+export interface AutomaticoWebhooksTable {
+  id: Generated<bigint>;
+  account_id: Id;
+  kind: 'rec' | 'cobr';
+  webhook_url: string;
+  destination_id: Id;
+  created_at: CreatedAt;
 }
 
 export interface ChargeRevisionsTable {
@@ -425,8 +504,9 @@ export interface SandboxStateTable {
   faults_version: bigint;
 }
 
-export type FaultKind = 'webhook' | 'settlement' | 'directory';
-export type FaultEffect = 'status' | 'timeout' | 'delay' | 'reject' | 'unavailable';
+export type FaultKind = 'webhook' | 'settlement' | 'directory' | 'automatico';
+export type FaultEffect = 'status' | 'timeout' | 'delay' | 'reject' | 'unavailable' | 'late';
+export type FaultStage = 'solicitation' | 'scheduling' | 'attempt';
 
 export interface SandboxFaultsTable {
   id: Generated<bigint>;
@@ -438,6 +518,8 @@ export interface SandboxFaultsTable {
   delay_ms: bigint | null;
   reason: string | null;
   remaining: number | null;
+  /** automatico: the stage of the sandbox payer PSP's answers it refuses (or delays). */
+  stage: ColumnType<FaultStage | null, FaultStage | null | undefined, FaultStage | null>;
   created_at: Date;
 }
 
@@ -473,6 +555,10 @@ export interface DB {
   locations: LocationsTable;
   rec_locations: RecLocationsTable;
   recurrences: RecurrencesTable;
+  rec_solicitations: RecSolicitationsTable;
+  recurring_charges: RecurringChargesTable;
+  recurring_charge_attempts: RecurringChargeAttemptsTable;
+  automatico_webhooks: AutomaticoWebhooksTable;
   charge_revisions: ChargeRevisionsTable;
   cobv_batches: CobvBatchesTable;
   cobv_batch_items: CobvBatchItemsTable;

@@ -109,6 +109,15 @@ export const ERROR_CODES = {
   RECURRENCE_INVALID: { status: 400, description: "A recurrence's request breaks one of its rules (dates, amounts, receiver, location); `message` names it" },
   RECURRENCE_ENDED: { status: 400, description: 'The recurrence is CANCELADA, REJEITADA or EXPIRADA: it takes no more changes' },
   RECURRENCE_TXID_MISMATCH: { status: 400, description: "GET /v2/rec/{idRec}?txid: the charge does not fit the recurrence's journey" },
+  SOLICITATION_NOT_FOUND: { status: 404, description: 'No solicitation of a recurrence (solicrec) of this account has this idSolicRec' },
+  SOLICITATION_INVALID: { status: 400, description: "A solicitation's request breaks one of its rules (the recurrence, the expiry, the payer, one already under way); `message` names it" },
+  SOLICITATION_ENDED: { status: 400, description: 'The solicitation is no longer CRIADA, ENVIADA or RECEBIDA: it cannot be cancelled' },
+  RECURRING_CHARGE_NOT_FOUND: { status: 404, description: 'No recurring charge (cobr) of this account has this txid' },
+  RECURRING_CHARGE_INVALID: { status: 400, description: "A recurring charge's request breaks one of its rules (the recurrence, the due date and its window, the cycle, the amount, the account); `message` names it" },
+  RECURRING_CHARGE_ENDED: { status: 400, description: 'The recurring charge is CONCLUIDA, REJEITADA, CANCELADA or EXPIRADA: it takes no more changes' },
+  CANCELLATION_TOO_LATE: { status: 422, description: "A recurring charge can no longer be cancelled: the receiver cancels before the day of its first attempt, the payer until 23:59 of the day before it is due" },
+  RETRY_NOT_ALLOWED: { status: 400, description: "POST /v2/cobr/{txid}/retentativa/{data}: the recurrence takes no retries, an attempt is under way, or the date is not one a retry may take" },
+  NO_NEXT_EVENT: { status: 409, description: 'POST /sandbox/clock/advance {"to": "next-event"}: no rule of the service is due to act at any later moment' },
 
   // Refunds and MED
   INVALID_VALUE: { status: 400, description: 'valor is not a decimal string with 2 places greater than 0' },
@@ -147,6 +156,7 @@ export const ERROR_CODES = {
   INVALID_PAID_AT: { status: 400, description: 'paidAt is not a past timestamp' },
   BRCODE_INVALID: { status: 422, description: 'The BR Code fails its CRC or structure, or names no valid key or location; `message` says which' },
   BRCODE_NOT_PAYABLE: { status: 422, description: "The BR Code is a Pix Automático recurrence's alone (journey 2): it authorizes charges and carries no payment" },
+  RECURRENCE_NOT_APPROVABLE: { status: 422, description: "The code's recurrence cannot be approved: it is not CRIADA (already approved, rejected, expired or cancelled), or its payload is not one a payer can approve" },
   LOCATION_UNREACHABLE: { status: 422, description: "The dynamic code's location gave no payload (connection, time limit, size limit or a status other than 200)" },
   JWS_INVALID: { status: 422, description: "The location's JWS is refused: alg, jku, kid, x5t, x5c chain, root or signature, as `message` says" },
   PAYLOAD_INVALID: { status: 422, description: "The signed payload is not a charge payload a payer can pay, or not the location's charge" },

@@ -272,7 +272,7 @@ function checkFrame(payload: string): Map<string, string> {
  * or a recurrence's code alone (journey 2), which carries no payment.
  */
 export type AnyBrCode =
-  | ({ kind: 'static' } & BrCode)
+  | ({ kind: 'static'; recurrence?: string } & BrCode)
   | { kind: 'dynamic'; location: string; merchantName: string; merchantCity: string; oneTime: boolean; recurrence?: string }
   | { kind: 'recurrence'; recurrence: string; merchantName: string; merchantCity: string };
 
@@ -294,7 +294,7 @@ export function parseAnyBrCode(payload: string): AnyBrCode {
   if (location === undefined && recurrence !== undefined && !account.has('01')) {
     return { kind: 'recurrence', recurrence, merchantName: required(fields, '59', 'payload'), merchantCity: required(fields, '60', 'payload') };
   }
-  if (location === undefined) return { kind: 'static', ...parseBrCode(payload) };
+  if (location === undefined) return { kind: 'static', ...parseBrCode(payload), ...(recurrence === undefined ? {} : { recurrence }) };
   if (required(account, '00', 'field 26').toLowerCase() !== PIX_GUI) {
     throw new BrCodeError(`BR Code field 26 is not a Pix account (GUI ${PIX_GUI})`);
   }

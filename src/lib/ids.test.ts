@@ -55,8 +55,9 @@ describe('pixIdentifier', () => {
     assert.match(tails, /[0-9]/);
   });
 
-  test('an ISPB that is not 8 digits or a date past year 9999 is refused, not turned into a malformed id', () => {
-    for (const ispb of ['', '1234567', '123456789', '1234567a', '１２３４５６７８']) {
+  test('an ISPB that is not 8 digits or capital letters, or a date past year 9999, is refused, not turned into a malformed id', () => {
+    assert.match(pixIdentifier('E', '1234ABCD', at), /^E1234ABCD\d{12}[A-Za-z0-9]{11}$/);
+    for (const ispb of ['', '1234567', '123456789', '1234567a', '1234-567', '１２３４５６７８']) {
       assert.throws(() => pixIdentifier('E', ispb, at), AssertionFailed, ispb);
     }
     assert.throws(() => pixIdentifier('E', '99999999', new Date('+010000-01-01T00:00:00Z')), AssertionFailed);

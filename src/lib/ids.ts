@@ -44,12 +44,13 @@ function minuteStamp(at: Date): string {
 
 /**
  * A BCB-shaped Pix identifier of 32 characters: prefix (`E` end-to-end, `D` refund), the ISPB
- * (8 digits), `yyyyMMddHHmm` in UTC and 11 random alphanumerics.
+ * (8 digits, or since API Pix 2.9 capital letters and digits), `yyyyMMddHHmm` in UTC and 11
+ * random alphanumerics.
  */
 export function pixIdentifier(prefix: 'E' | 'D', ispb: string, at: Date): string {
   // The ISPB is not always our own (an incoming PIX carries the payer's), and years past 9999
   // print as "+010000-...": either would otherwise yield an id of the wrong shape, silently.
-  assert(/^\d{8}$/.test(ispb), `ISPB must be 8 digits (got ${JSON.stringify(ispb)})`);
+  assert(/^[0-9A-Z]{8}$/.test(ispb), `ISPB must be 8 digits or capital letters (got ${JSON.stringify(ispb)})`);
   const stamp = minuteStamp(at);
   assert(/^\d{12}$/.test(stamp), `date out of range for a Pix identifier: ${stamp}`);
   return `${prefix}${ispb}${stamp}${randomAlphanumeric(11)}`;

@@ -8,6 +8,7 @@ import { deleteTraceContexts } from '../telemetry/repo.ts';
 import { Deliverer, type DeliveryOptions } from '../modules/webhooks/delivery.ts';
 import { maintenanceRound, needsMaintenance } from './maintenance.ts';
 import type { WebhookSender } from '../modules/webhooks/sender.ts';
+import { runDue, type NetworkDeps } from '../modules/recurrences/network.ts';
 
 /** Housekeeping runs this often: stored idempotent answers past their 24 hours are deleted. */
 const HOUSEKEEPING_INTERVAL_MS = 60_000;
@@ -31,6 +32,12 @@ const MIN_ROUND_INTERVAL_MS = 50;
  * Why, and what was measured: docs/decisions/0014-table-maintenance-without-autovacuum.md.
  */
 const MAINTENANCE_INTERVAL_MS = 3_000;
+/**
+ * How often Pix Automático's network steps are looked for (solicitations sent and answered,
+ * recurring charges answered and settled, expiries): their moments are seconds apart at the
+ * closest, and an advance of the test clock runs what it made due itself.
+ */
+const AUTOMATICO_POLL_MS = 500;
 
 export interface WorkerOptions extends SettlementDeps {
   readonly log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
@@ -45,6 +52,8 @@ export interface WorkerOptions extends SettlementDeps {
   readonly delivery?: DeliveryOptions;
   /** Given: vacuums and analyses the tables where no autovacuum does (worker/maintenance.ts). */
   readonly maintenance?: { readonly kind: Database['kind']; readonly intervalMs?: number };
+  /** Given: takes Pix Automático's network steps as they fall due (modules/recurrences/network.ts). */
+  readonly automatico?: NetworkDeps;
 }
 
 /**
@@ -81,6 +90,8 @@ export class Worker {
   #wakeDelivery: (() => void) | undefined;
   #maintenance: Promise<void> | undefined;
   #wakeMaintenance: (() => void) | undefined;
+  #automatico: Promise<void> | undefined;
+  #wakeAutomatico: (() => void) | undefined;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -94,12 +105,14 @@ export class Worker {
     this.#loop = this.#run();
     if (this.#options.webhookSender) this.#delivery = this.#deliver(this.#options.webhookSender);
     if (this.#options.maintenance) this.#maintenance = this.#maintain(this.#options.maintenance);
+    if (this.#options.automatico) this.#automatico = this.#automaticoLoop(this.#options.automatico);
   }
 
   /** Something is due now: run a round without waiting for the poll. */
   wake = (): void => {
     this.#pending = true;
     this.#wake?.();
+    this.#wakeAutomatico?.();
   };
 
   async stop(): Promise<void> {
@@ -107,9 +120,11 @@ export class Worker {
     this.#wake?.();
     this.#wakeDelivery?.();
     this.#wakeMaintenance?.();
+    this.#wakeAutomatico?.();
     await this.#loop;
     await this.#delivery;
     await this.#maintenance;
+    await this.#automatico;
     await this.#options.webhookSender?.close();
     await this.#listener?.end().catch(() => undefined);
     await this.#listening;
@@ -219,6 +234,19 @@ export class Worker {
       } catch (error) {
         log.error({ err: error }, 'table maintenance failed; retrying next round');
       }
+    }
+  }
+
+  /** Pix Automático's steps as they fall due, on business time; what they notify is delivered at once. */
+  async #automaticoLoop(deps: NetworkDeps): Promise<void> {
+    while (this.#running) {
+      try {
+        if ((await runDue(deps, deps.clock.now())) > 0) this.#wakeDelivery?.();
+      } catch (error) {
+        this.#options.log.error({ err: error }, 'Pix Automático steps failed; retrying');
+      }
+      if (!this.#running) break;
+      await nap(AUTOMATICO_POLL_MS, (wake) => (this.#wakeAutomatico = wake));
     }
   }
 

@@ -7,11 +7,16 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { TestClient } from '../factories.ts';
 import { evpKey, operator, randomCpf } from '../factories.ts';
-import type { TestApp } from '../harness.ts';
+import { adminHeaders, type TestApp } from '../harness.ts';
+import { saoPauloDay } from '../../src/modules/cobv/due.ts';
+import { addDays } from '../../src/modules/recurrences/cycle.ts';
+import { SANDBOX_PAYER_ISPB } from '../../src/modules/sandbox/service.ts';
 import type { BcbRouteFixture } from './bcb-route-cases.ts';
 
 /** Account A's resources, made once through /v2 before the cases run. */
 export interface BcbOwned {
+  /** A's account number, which its recurring charges name. */
+  account: { accountNumber: string };
   key: string;
   /** A's cob, read by the cases. */
   cob: string;
@@ -27,6 +32,19 @@ export interface BcbOwned {
   locrec: number;
   /** A's recurrence, CRIADA, read and revised by the cases. */
   rec: string;
+  /** A's recurrence approved by its payer (journey 1), and its solicitation (ACEITA); a solicitation still under way. */
+  approved: string;
+  solicitation: string;
+  pendingSolicitation: string;
+  /** An approved recurrence without charges, and the due dates the PUT and POST cases charge it for (a cycle each). */
+  free: string;
+  putDue: string;
+  postDue: string;
+  /** A's recurring charges: one read, one the PATCH case cancels, one whose attempt was refused (retried by the cases on `retry`). */
+  cobr: string;
+  cobrCancelled: string;
+  cobrRefused: string;
+  retry: string;
   /** A Pix A received with a txid, refunded in part (`refund`). */
   e2eid: string;
   refund: string;
@@ -65,7 +83,12 @@ export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned>
   await send('PUT', `/webhook/${key}`, { webhookUrl: 'https://127.0.0.1:8443/bcb' }, 200);
   const locrec = (await send('POST', '/locrec', { tipo: 'rec' }, 201)).id as number;
   const rec = (await send('POST', '/rec', recBody(inicio), 201)).idRec as string;
+  const automatico = await makeAutomatico(t, a, send);
+  await send('PUT', '/webhookrec', { webhookUrl: 'https://127.0.0.1:8443/rec' }, 200);
+  await send('PUT', '/webhookcobr', { webhookUrl: 'https://127.0.0.1:8443/cobr' }, 200);
   return {
+    ...automatico,
+    account: { accountNumber: a.accountNumber },
     locrec,
     rec,
     key,
@@ -80,6 +103,61 @@ export async function makeBcbOwned(t: TestApp, a: TestClient): Promise<BcbOwned>
     inicio,
     fim: new Date(t.clock.now().getTime() + 60_000).toISOString(),
   };
+}
+
+type Send = (method: 'PUT' | 'POST' | 'PATCH', url: string, payload: object, status: number) => Promise<Record<string, unknown>>;
+
+/**
+ * A's Pix Automático: recurrences approved by the sandbox's payer (solicitations, then the
+ * network's steps on the test clock), each weekly from today; recurring charges of them in their
+ * window: one read, one the PATCH case cancels, one the payer's PSP refused (AM02: that attempt
+ * only), and a recurrence left free for the PUT and POST cases (a cycle each). Then a
+ * solicitation still under way, for the PATCH case to cancel.
+ */
+async function makeAutomatico(t: TestApp, a: TestClient, send: Send) {
+  const today = saoPauloDay(t.controls!.clock.now());
+  const advance = async (seconds: number) => {
+    const res = await t.app.inject({ method: 'POST', url: '/sandbox/clock/advance', headers: adminHeaders, payload: { seconds } });
+    assert.equal(res.statusCode, 200, res.body);
+  };
+  const solicited = async () => {
+    const body = { ...recBody(new Date(Date.parse(`${today}T12:00:00Z`) - 10 * 86_400_000).toISOString()), politicaRetentativa: 'PERMITE_3R_7D', calendario: { dataInicial: today, periodicidade: 'SEMANAL' } };
+    const idRec = (await send('POST', '/rec', body, 201)).idRec as string;
+    const destinatario = { conta: '123456', ispbParticipante: SANDBOX_PAYER_ISPB, cpf: body.vinculo.devedor.cpf };
+    const expiry = new Date(t.controls!.clock.now().getTime() + 86_400_000).toISOString();
+    const solicitation = (await send('POST', '/solicrec', { idRec, calendario: { dataExpiracaoSolicitacao: expiry }, destinatario }, 201)).idSolicRec as string;
+    return { idRec, solicitation };
+  };
+  const recs = [await solicited(), await solicited(), await solicited(), await solicited()];
+  await advance(200);
+  const [read, cancelled, refused, free] = recs.map((r) => r.idRec) as [string, string, string, string];
+  const [cobr, cobrCancelled, cobrRefused] = [fresh('cobr'), fresh('cobrx'), fresh('cobry')];
+  const due = addDays(today, 9);
+  await send('PUT', `/cobr/${cobr}`, cobrBody(a, read, addDays(today, 2)), 201);
+  await send('PUT', `/cobr/${cobrCancelled}`, cobrBody(a, cancelled, addDays(today, 3)), 201);
+  await advance(61);
+  const fault = await t.app.inject({ method: 'POST', url: '/sandbox/faults', headers: adminHeaders, payload: { kind: 'automatico', effect: 'reject', stage: 'scheduling', reason: 'AM02', count: 1 } });
+  assert.equal(fault.statusCode, 201, fault.body);
+  await send('PUT', `/cobr/${cobrRefused}`, cobrBody(a, refused, due), 201);
+  await advance(61);
+  const pending = await solicited();
+  return {
+    approved: read,
+    solicitation: recs[0]!.solicitation,
+    pendingSolicitation: pending.solicitation,
+    free,
+    putDue: addDays(today, 2),
+    postDue: addDays(today, 8),
+    cobr,
+    cobrCancelled,
+    cobrRefused,
+    retry: addDays(due, 1),
+  };
+}
+
+/** A recurring charge of R$ 35.00 of A's recurrence, due on `due`. */
+function cobrBody(a: Pick<TestClient, 'accountNumber'>, idRec: string, due: string) {
+  return { idRec, calendario: { dataDeVencimento: due }, valor: { original: '35.00' }, ajusteDiaUtil: false, recebedor: { conta: a.accountNumber, tipoConta: 'CORRENTE' } };
 }
 
 /** A monthly recurrence of R$ 35.00 starting ten days after `from` (an RFC 3339 instant of the test clock). */
@@ -136,6 +214,36 @@ export const BCB_ROUTE_FIXTURES: Record<string, BcbRouteFixture<BcbOwned>> = {
     own: (o) => ({ params: { idRec: o.rec }, body: { vinculo: { devedor: { nome: 'Fulano de Tal' } } } }),
     foreign: { request: (o) => ({ params: { idRec: o.rec }, body: { vinculo: { devedor: { nome: 'Fulano de Tal' } } } }), problem: 'RecNaoEncontrada' },
   },
+
+  bcbPostSolicRec: {
+    own: (o) => ({ body: { idRec: o.rec, calendario: { dataExpiracaoSolicitacao: new Date(Date.parse(o.fim) + 86_400_000).toISOString() }, destinatario: { conta: '1', ispbParticipante: SANDBOX_PAYER_ISPB, cpf: randomCpf() } } }),
+    foreign: { none: "another account's recurrence is refused as invalid (400 SolicRecOperacaoInvalida): idRec is a field of the body" },
+  },
+  bcbGetSolicRec: { own: (o) => ({ params: { idSolicRec: o.solicitation } }), foreign: { request: (o) => ({ params: { idSolicRec: o.solicitation } }), problem: 'SolicRecNaoEncontrada' } },
+  bcbPatchSolicRec: {
+    own: (o) => ({ params: { idSolicRec: o.pendingSolicitation } }),
+    foreign: { request: (o) => ({ params: { idSolicRec: o.solicitation } }), problem: 'SolicRecNaoEncontrada' },
+  },
+
+  bcbPutCobR: {
+    own: (o) => ({ params: { txid: fresh('putr') }, body: cobrBody(o.account, o.free, o.putDue) }),
+    foreign: { none: "a txid is the account's own; another account's recurrence is refused as invalid (400 CobROperacaoInvalida)" },
+  },
+  bcbPostCobR: { own: (o) => ({ body: cobrBody(o.account, o.free, o.postDue) }), foreign: { none: 'creates a charge with a new txid' } },
+  bcbGetCobR: { own: (o) => ({ params: { txid: o.cobr } }), foreign: { request: (o) => ({ params: { txid: o.cobr } }), problem: 'CobRNaoEncontrado' } },
+  bcbPatchCobR: { own: (o) => ({ params: { txid: o.cobrCancelled } }), foreign: { request: (o) => ({ params: { txid: o.cobr } }), problem: 'CobRNaoEncontrado' } },
+  bcbListCobR: { own: (o) => ({ params: { ...interval(o), idRec: o.approved } }), foreign: NONE_LIST },
+  bcbPostCobRRetentativa: {
+    own: (o) => ({ params: { txid: o.cobrRefused, data: o.retry } }),
+    foreign: { request: (o) => ({ params: { txid: o.cobrRefused, data: o.retry } }), problem: 'CobRNaoEncontrado' },
+  },
+
+  bcbPutWebhookRec: { own: () => ({ body: { webhookUrl: 'https://127.0.0.1:8443/rec' } }), foreign: { none: "the webhook of recurrences is the caller's own" } },
+  bcbGetWebhookRec: { own: () => ({}), foreign: { none: "the webhook of recurrences is the caller's own" } },
+  bcbDeleteWebhookRec: { own: () => ({}), foreign: { none: "the webhook of recurrences is the caller's own" } },
+  bcbPutWebhookCobR: { own: () => ({ body: { webhookUrl: 'https://127.0.0.1:8443/cobr' } }), foreign: { none: "the webhook of recurring charges is the caller's own" } },
+  bcbGetWebhookCobR: { own: () => ({}), foreign: { none: "the webhook of recurring charges is the caller's own" } },
+  bcbDeleteWebhookCobR: { own: () => ({}), foreign: { none: "the webhook of recurring charges is the caller's own" } },
 
   bcbListPix: { own: (o) => ({ params: interval(o) }), foreign: NONE_LIST },
   bcbGetPix: { own: (o) => ({ params: { e2eid: o.e2eid } }), foreign: { request: (o) => ({ params: { e2eid: o.e2eid } }), problem: 'PixNaoEncontrado' } },

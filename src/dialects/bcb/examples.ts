@@ -7,6 +7,9 @@ import { PAYLOAD_EXAMPLES } from './payloads/examples.ts';
 import { PIX_EXAMPLES } from './pix/examples.ts';
 import { WEBHOOK_EXAMPLES } from './webhook/examples.ts';
 import { COBV_EXAMPLES } from './cobv/examples.ts';
+import { COBR_EXAMPLES } from './cobr/examples.ts';
+import { SOLICREC_EXAMPLES } from './solicrec/examples.ts';
+import { WEBHOOKREC_EXAMPLES } from './webhookrec/examples.ts';
 
 /**
  * The examples of BCB's operations (/v2 and the public payload routes), by operationId, one
@@ -21,4 +24,7 @@ export const BCB_EXAMPLES: Record<string, OperationExamples> = {
   ...PAYLOAD_EXAMPLES,
   ...PIX_EXAMPLES,
   ...WEBHOOK_EXAMPLES,
+  ...SOLICREC_EXAMPLES,
+  ...COBR_EXAMPLES,
+  ...WEBHOOKREC_EXAMPLES,
 };

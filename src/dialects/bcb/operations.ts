@@ -16,6 +16,9 @@ import { cobvPayloadRoute } from './cobv/payload.ts';
 import { cobvOperations } from './cobv/routes.ts';
 import type { CobBatcher } from '../../modules/charges/batcher.ts';
 import { lotecobvOperations } from './lotecobv/routes.ts';
+import { cobrOperations } from './cobr/routes.ts';
+import { solicrecOperations } from './solicrec/routes.ts';
+import { automaticoWebhookOperations } from './webhookrec/routes.ts';
 
 /** What BCB's operations share: the core's dependencies, as the root dialect's routes get them. */
 export interface BcbDeps {
@@ -35,7 +38,7 @@ export interface BcbDeps {
 
 /** BCB's API Pix operations, each group a plugin of its own, registered inside the `/v2` scope. */
 export function bcbOperations(deps: BcbDeps): FastifyPluginAsync[] {
-  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), locrecOperations(deps), recOperations(deps), pixOperations(deps), webhookOperations(deps)];
+  return [cobOperations(deps), cobvOperations(deps), lotecobvOperations(deps), locOperations(deps), locrecOperations(deps), recOperations(deps), solicrecOperations(deps), cobrOperations(deps), pixOperations(deps), webhookOperations(deps), automaticoWebhookOperations(deps)];
 }
 
 /** The public routes of BCB's dialect (no token, no certificate): payload locations and their JWK Set. */

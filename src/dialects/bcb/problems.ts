@@ -41,6 +41,13 @@ export const PROBLEM_TYPES = {
   RecConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
   RecPayloadNaoEncontrado: { status: 404, title: 'Recorrência não encontrada.' },
   RecPayloadOperacaoInvalida: { status: 400, title: 'Recorrência não encontrada.' },
+  SolicRecNaoEncontrada: { status: 404, title: 'Solicitação de recorrência não encontrada.' },
+  SolicRecOperacaoInvalida: { status: 400, title: 'Operação inválida.' },
+  CobRNaoEncontrado: { status: 404, title: 'Cobrança não encontrada.' },
+  CobROperacaoInvalida: { status: 400, title: 'Operação inválida.' },
+  CobRConsultaInvalida: { status: 400, title: 'Consulta inválida.' },
+  WebhookRecOperacaoInvalida: { status: 400, title: 'Webhook inválido.' },
+  WebhookCobROperacaoInvalida: { status: 400, title: 'Webhook inválido.' },
 } as const satisfies Record<string, { readonly status: number; readonly title: string }>;
 
 export type ProblemName = keyof typeof PROBLEM_TYPES;

@@ -174,3 +174,8 @@ export const BcbPix = Type.Object({
 
 /** The OAuth 2.0 scope an operation requires, as its `security` entry. */
 export const bcbSecurity = (scope: Scope) => [{ oauth2: [scope] }];
+
+/** A list's answer: the list's `parametros` with BCB's paging, and each row as its view shows it under the list's key. */
+export function bcbListBody<P extends { paginacao: Parameters<typeof bcbPaginacao>[0] }, R, V, K extends string>(list: { parametros: P; rows: readonly R[] }, key: K, view: (row: R) => V) {
+  return { parametros: { ...list.parametros, paginacao: bcbPaginacao(list.parametros.paginacao) }, ...({ [key]: list.rows.map(view) } as { [Q in K]: V[] }) };
+}

@@ -52,7 +52,12 @@ const Payer = { payerName: Required(140), payerDocument: Required(18) };
 
 /** What a BR Code's payment paid, in words: a charge, a Pix carrying a txid no charge has, or one to another institution. */
 function paidText(paid: PayerPayment): string {
-  const amount = brlOf(paid.amount);
+  const approved = paid.recurrence ? ` The recurrence ${paid.recurrence.idRec} is ${paid.recurrence.status} (${paid.recurrence.tipoJornada}).` : '';
+  if (paid.amount === null) return `Nothing was paid (the code is a recurrence's alone).${approved}`;
+  return paymentText(paid, brlOf(paid.amount)) + approved;
+}
+
+function paymentText(paid: PayerPayment, amount: string): string {
   if (paid.paid === 'charge') return `The charge ${paid.txid} was paid: ${amount}`;
   const carried = paid.txid ? `, carrying the txid ${paid.txid} (no charge of the account has it)` : '';
   if (paid.paid === 'key') return `A Pix of ${amount} was paid to the key ${paid.key}${carried}`;

@@ -46,11 +46,11 @@ describe('the test clock', () => {
 
     const moved = await advance({ seconds: 3600 });
     assert.equal(moved.statusCode, 200, moved.body);
-    assert.deepEqual(moved.json(), { now: new Date(t.clock.now().getTime() + 3_600_000).toISOString(), offsetSeconds: 3600 });
+    assert.deepEqual(moved.json(), { now: new Date(t.clock.now().getTime() + 3_600_000).toISOString(), offsetSeconds: 3600, steps: 0 });
 
     const target = new Date(t.clock.now().getTime() + 2 * 3_600_000);
     const to = await advance({ to: target.toISOString() });
-    assert.deepEqual(to.json(), { now: target.toISOString(), offsetSeconds: 7200 });
+    assert.deepEqual(to.json(), { now: target.toISOString(), offsetSeconds: 7200, steps: 0 });
 
     assertError(await advance({ to: t.clock.now().toISOString() }), 400, /only moves forward/, 'CLOCK_BACKWARDS');
     assertError(await advance({}), 400, /seconds or to/, 'VALIDATION_FAILED');

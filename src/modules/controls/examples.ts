@@ -11,13 +11,28 @@ const fault = {
   delayMs: null,
   reason: null,
   remaining: 2,
+  stage: null,
   createdAt: '2026-11-24T15:30:12.345Z',
 };
 
 /** The examples of the sandbox's controls (the test clock, faults, the inbox), by operationId. */
 export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
   sandboxGetClock: { responses: { 200: clock } },
-  sandboxAdvanceClock: { body: { seconds: 86_400 }, responses: { 200: clock }, errors: { 400: 'CLOCK_BACKWARDS' } },
+  sandboxAdvanceClock: {
+    body: { to: 'next-event' },
+    responses: {
+      200: {
+        ...clock,
+        event: {
+          at: '2026-11-25T03:00:00.000Z',
+          kind: 'settlement-slot',
+          description: "The payer's PSP settles the recurring charge 3136957d93134f2184b369e8f1c0729d (99.90, attempt AGND of 2026-11-25) in the morning's slot (00:00 to 08:00)",
+        },
+        steps: 1,
+      },
+    },
+    errors: { 400: 'CLOCK_BACKWARDS', 409: 'NO_NEXT_EVENT' },
+  },
   sandboxResetClock: { responses: { 200: { now: '2026-11-24T15:30:00.000Z', offsetSeconds: 0 } } },
   sandboxSetFault: {
     body: { kind: 'webhook', effect: 'status', urlPrefix: 'https://erp.padaria.example.com/webhooks/', status: 503, count: 2 },
@@ -26,7 +41,13 @@ export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
   },
   sandboxListFaults: {
     responses: {
-      200: { data: [fault, { ...fault, id: 4, kind: 'settlement', effect: 'reject', urlPrefix: null, pixKey: 'fornecedor@example.com', status: null, reason: 'AC03', remaining: null }] },
+      200: {
+        data: [
+          fault,
+          { ...fault, id: 4, kind: 'settlement', effect: 'reject', urlPrefix: null, pixKey: 'fornecedor@example.com', status: null, reason: 'AC03', remaining: null },
+          { ...fault, id: 5, kind: 'automatico', effect: 'reject', urlPrefix: null, status: null, reason: 'AM04', remaining: 1, stage: 'attempt' },
+        ],
+      },
     },
   },
   sandboxClearFaults: {},

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db, DbExecutor } from '../../db/client.ts';
-import type { FaultEffect, FaultKind } from '../../db/schema.ts';
+import type { Db, DbExecutor, Trx } from '../../db/client.ts';
+import type { FaultEffect, FaultKind, FaultStage } from '../../db/schema.ts';
 
 /** The one row every process polls: the test clock's offset and the faults' version. */
 export function readState(db: DbExecutor) {
@@ -62,6 +62,7 @@ export interface NewFault {
   delayMs?: bigint | undefined;
   reason?: string | undefined;
   remaining?: number | undefined;
+  stage?: FaultStage | undefined;
   createdAt: Date;
 }
 
@@ -84,6 +85,7 @@ export function insertFault(db: Db, fault: NewFault) {
         delay_ms: fault.delayMs ?? null,
         reason: fault.reason ?? null,
         remaining: fault.remaining ?? null,
+        stage: fault.stage ?? null,
         created_at: fault.createdAt,
       })
       .returningAll()
@@ -123,21 +125,24 @@ export function deleteFaults(db: Db, id?: bigint): Promise<number> {
  * The fault goes with its last use.
  */
 export function useFault(db: Db, id: bigint): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('sandbox_faults')
-      .set({ remaining: sql<number>`remaining - 1` })
-      .where('id', '=', id)
-      .where('remaining', '>', 0)
-      .returning('remaining')
-      .executeTakeFirst();
-    if (!row) return false;
-    if (row.remaining === 0) {
-      await trx.deleteFrom('sandbox_faults').where('id', '=', id).execute();
-      await bumpVersion(trx);
-    }
-    return true;
-  });
+  return db.transaction().execute((trx) => spendFault(trx, id));
+}
+
+/** useFault's statements, in the caller's transaction (a Pix Automático step's: undone with it). */
+export async function spendFault(trx: Trx, id: bigint): Promise<boolean> {
+  const row = await trx
+    .updateTable('sandbox_faults')
+    .set({ remaining: sql<number>`remaining - 1` })
+    .where('id', '=', id)
+    .where('remaining', '>', 0)
+    .returning('remaining')
+    .executeTakeFirst();
+  if (!row) return false;
+  if (row.remaining === 0) {
+    await trx.deleteFrom('sandbox_faults').where('id', '=', id).execute();
+    await bumpVersion(trx);
+  }
+  return true;
 }
 
 /** How much the inboxes keep: arrivals and body bytes per inbox (its oldest go first), and inboxes in all. */

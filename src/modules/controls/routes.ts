@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { notFound } from '../../http/errors.ts';
+import { badRequest, conflict, notFound } from '../../http/errors.ts';
 import { ADMIN_SECURITY, errorResponses, IdParam, Nullable, StringEnum, Timestamp } from '../../http/schemas.ts';
 import type { FaultRow } from './repo.ts';
-import { AdvanceRequest, FAULT_EFFECTS, FAULT_KINDS, FaultRequest } from './rules.ts';
+import { AdvanceRequest, FAULT_EFFECTS, FAULT_KINDS, FAULT_STAGES, FaultRequest, NEXT_EVENT, type AdvanceInput } from './rules.ts';
 import type { SandboxControls } from './service.ts';
 
 const common = { tags: ['Sandbox'], security: ADMIN_SECURITY };
@@ -13,6 +13,27 @@ const ClockView = Type.Object({
   offsetSeconds: Type.Integer({ minimum: 0, description: 'How far business time runs ahead of the real clock (0 after a reset)' }),
 });
 
+const Event = Type.Object({
+  at: Timestamp('When the rule acts'),
+  kind: Type.String({ description: 'solicitation-sent, solicitation-received, solicitation-answered, solicitation-expiry, charge-answered, charge-answer-overdue, settlement-slot, intraday-retry, charge-expiry, window-opens, cob-expiry, cobv-expiry' }),
+  description: Type.String({ description: 'What happens then' }),
+});
+
+const AdvanceView = Type.Object({
+  now: Timestamp('Business time: what every time rule of the service reads'),
+  offsetSeconds: Type.Integer({ minimum: 0, description: 'How far business time runs ahead of the real clock (0 after a reset)' }),
+  event: Type.Optional(Event),
+  steps: Type.Integer({ minimum: 0, description: "Pix Automático's steps the advance ran (solicitations, schedulings, settlements, expiries), each at its own moment" }),
+});
+
+/** What the clock's routes run besides the clock: what fell due, and the next moment a rule acts. */
+export interface ClockRules {
+  /** Runs every rule due by the clock's time now; resolves with how many steps it took. */
+  runDue(): Promise<number>;
+  /** The next moment after `now` at which a rule acts (null: none). */
+  nextEvent(now: Date): Promise<{ at: Date; kind: string; description: string } | null>;
+}
+
 const Fault = Type.Object({
   id: Type.Integer(),
   kind: StringEnum(FAULT_KINDS),
@@ -21,8 +42,9 @@ const Fault = Type.Object({
   pixKey: Nullable(Type.String({ description: 'settlement: transfers to this key' })),
   status: Nullable(Type.Integer({ description: 'webhook, status: the HTTP status the delivery gets' })),
   delayMs: Nullable(Type.Integer({ description: 'delay: how long the answer (webhook) or the settlement takes' })),
-  reason: Nullable(Type.String({ description: "settlement, reject: BCB's reason code (AC03, AM04, AB03, ...)" })),
-  remaining: Nullable(Type.Integer({ description: 'webhook: deliveries it still applies to; null: until cleared' })),
+  reason: Nullable(Type.String({ description: "reject: BCB's reason code (settlement: AC03, AM04, AB03, ...; automatico: a catalog code)" })),
+  remaining: Nullable(Type.Integer({ description: 'webhook and automatico: deliveries or answers it still applies to; null: until cleared' })),
+  stage: Type.Unsafe<(typeof FAULT_STAGES)[number] | null>({ type: ['string', 'null'], enum: [...FAULT_STAGES, null], description: "automatico: the sandbox payer PSP's stage it acts at" }),
   createdAt: Timestamp(),
 });
 
@@ -37,13 +59,37 @@ export function faultView(row: FaultRow): Static<typeof Fault> {
     delayMs: row.delay_ms === null ? null : Number(row.delay_ms),
     reason: row.reason,
     remaining: row.remaining,
+    stage: row.stage,
     createdAt: row.created_at.toISOString(),
   };
 }
 
-/** The test clock and faults (admin token, sandbox mode only). `onAdvance` wakes the worker: what fell due runs at once. */
+/**
+ * Moves the test clock as an advance asks (`seconds`, `to` a time, or `to` the next event), then
+ * runs what fell due: the one way the API and the console move it.
+ */
+export async function advanceClock(controls: SandboxControls, rules: ClockRules, input: AdvanceInput) {
+  let event: { at: Date; kind: string; description: string } | null = null;
+  if (input.to === NEXT_EVENT) {
+    if (input.seconds !== undefined) throw badRequest('VALIDATION_FAILED', 'Send seconds or to (one of them)');
+    await controls.refresh();
+    event = await rules.nextEvent(controls.clock.now());
+    if (!event) throw conflict('NO_NEXT_EVENT', 'No rule of the service is due to act at a later moment: nothing is scheduled, expiring or waiting for an answer');
+    if (event.at.getTime() > controls.clock.now().getTime()) await controls.advance({ to: event.at.toISOString() });
+  } else {
+    await controls.advance(input);
+  }
+  const steps = await rules.runDue();
+  return { ...controls.view(), ...(event ? { event: { at: event.at.toISOString(), kind: event.kind, description: event.description } } : {}), steps };
+}
+
+/**
+ * The test clock and faults (admin token, sandbox mode only). An advance runs what fell due
+ * before it answers (`rules`), and `onAdvance` wakes the worker for the rest (settlements,
+ * deliveries).
+ */
 export const controlRoutes =
-  (controls: SandboxControls, onAdvance: () => void): FastifyPluginAsyncTypebox =>
+  (controls: SandboxControls, rules: ClockRules, onAdvance: () => void): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/sandbox/clock',
@@ -61,14 +107,16 @@ export const controlRoutes =
           operationId: 'sandboxAdvanceClock',
           summary: 'Move business time forward, for every process on the database',
           description:
-            'By `seconds`, or `to` a time; never back. Whatever fell due meanwhile (expiries, settlements, retries) happens promptly, in order. ' +
-            'Token lifetimes and rate limits stay on real time.',
+            'By `seconds`, or `to` a time, or `to: "next-event"`: the next moment at which a rule acts (a solicitation sent or answered, a recurring ' +
+            "charge answered, a settlement slot, the evening's retry, a window opening, an expiry), which the answer names; 409 NO_NEXT_EVENT when none is pending. " +
+            "Never back. Pix Automático's steps that fell due run before the answer, in order, each at its own moment; the rest (settlements, deliveries) " +
+            'happens promptly. Token lifetimes and rate limits stay on real time.',
           body: AdvanceRequest,
-          response: { 200: ClockView, ...errorResponses(400) },
+          response: { 200: AdvanceView, ...errorResponses(400, 409) },
         },
       },
       async (request) => {
-        const view = await controls.advance(request.body);
+        const view = await advanceClock(controls, rules, request.body);
         onAdvance();
         return view;
       },

@@ -3,6 +3,7 @@ import { Value } from 'typebox/value';
 import { badRequest } from '../../http/errors.ts';
 import { StringEnum, Timestamp } from '../../http/schemas.ts';
 import type { NewFault } from './repo.ts';
+import { CHARGE_REJECTIONS, INSUFFICIENT_FUNDS, REC_REJECTIONS } from '../recurrences/catalog.ts';
 
 /**
  * What the sandbox's controls take, checked in one place for the API's routes and the console's
@@ -15,30 +16,59 @@ export const MAX_ADVANCE_SECONDS = 10 * 366 * 86_400;
 export const MAX_DELAY_MS = 600_000;
 const MAX_COUNT = 10_000;
 
+/** `to` this: the next moment at which a rule acts (a window opening, a settlement slot, an expiry). */
+export const NEXT_EVENT = 'next-event';
+
 export const AdvanceRequest = Type.Object(
   {
     seconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ADVANCE_SECONDS })),
-    to: Type.Optional(Timestamp('The business time to move to')),
+    to: Type.Optional(
+      Type.Union([Timestamp('The business time to move to'), Type.Literal(NEXT_EVENT, { description: 'The next moment at which a rule of the service acts' })], {
+        description: 'A business time to move to, or `next-event`: the next moment at which a rule acts (the answer says which)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
 export type AdvanceInput = Static<typeof AdvanceRequest>;
 
-export const FAULT_KINDS = ['webhook', 'settlement', 'directory'] as const;
-export const FAULT_EFFECTS = ['status', 'timeout', 'delay', 'reject', 'unavailable'] as const;
+export const FAULT_KINDS = ['webhook', 'settlement', 'directory', 'automatico'] as const;
+export const FAULT_EFFECTS = ['status', 'timeout', 'delay', 'reject', 'unavailable', 'late'] as const;
+export const FAULT_STAGES = ['solicitation', 'scheduling', 'attempt'] as const;
+
+/**
+ * The codes a Pix Automático fault refuses with, by stage: a recurrence's refusals for a
+ * solicitation; the catalog's refusals of a charge for a scheduling; those and AM04 (no funds:
+ * the evening's retry follows) for a settlement attempt.
+ */
+export const AUTOMATICO_REASONS: Record<(typeof FAULT_STAGES)[number], readonly string[]> = {
+  solicitation: Object.keys(REC_REJECTIONS),
+  scheduling: Object.keys(CHARGE_REJECTIONS),
+  attempt: [INSUFFICIENT_FUNDS, ...Object.keys(CHARGE_REJECTIONS)],
+};
 
 export const FaultRequest = Type.Object(
   {
     kind: StringEnum(FAULT_KINDS),
     effect: StringEnum(FAULT_EFFECTS, {
-      description: 'webhook: status, timeout or delay; settlement: reject or delay; directory: unavailable',
+      description: 'webhook: status, timeout or delay; settlement: reject or delay; directory: unavailable; automatico: reject, or late (stage scheduling)',
     }),
+    stage: Type.Optional(
+      StringEnum(FAULT_STAGES, {
+        description: "automatico (required): the sandbox payer PSP's solicitations, schedulings of recurring charges, or settlement attempts",
+      }),
+    ),
     urlPrefix: Type.Optional(Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'webhook (required)' })),
     pixKey: Type.Optional(Type.String({ minLength: 1, maxLength: 77, description: 'settlement (required)' })),
     status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'webhook, status (required)' })),
     delayMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS, description: 'delay (required)' })),
-    reason: Type.Optional(Type.String({ pattern: '^[A-Z]{2}[0-9]{2}$', description: 'settlement, reject (required): AC03, AM04, AB03, ...' })),
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT, description: 'webhook: the next N deliveries only (default: until cleared)' })),
+    reason: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z0-9]{4}$',
+        description: 'reject (required): settlement, a reason code (AC03, AM04, AB03, ...); automatico, a catalog code (solicitation AP13, AP14; scheduling AM02, MSUC, ...; attempt AM04 for no funds, AB10, ...)',
+      }),
+    ),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT, description: 'webhook and automatico: the next N deliveries or answers only (default: until cleared)' })),
   },
   { additionalProperties: false },
 );
@@ -50,6 +80,7 @@ const NEEDS: Record<FaultInput['kind'], { effects: readonly FaultInput['effect']
   webhook: { effects: ['status', 'timeout', 'delay'], required: ['urlPrefix'], optional: ['count'] },
   settlement: { effects: ['reject', 'delay'], required: ['pixKey'], optional: [] },
   directory: { effects: ['unavailable'], required: [], optional: [] },
+  automatico: { effects: ['reject', 'late'], required: ['stage'], optional: ['count'] },
 };
 const BY_EFFECT: Partial<Record<FaultInput['effect'], FaultField>> = { status: 'status', delay: 'delayMs', reject: 'reason' };
 
@@ -71,6 +102,16 @@ export function checkFault(input: FaultInput): void {
   for (const field of Object.keys(input) as (keyof FaultInput)[]) {
     if (field !== 'kind' && field !== 'effect' && !needed.includes(field) && !optional.includes(field)) {
       throw badRequest('VALIDATION_FAILED', `A ${input.kind} fault with effect ${input.effect} takes no ${field}`);
+    }
+  }
+  if (input.kind === 'settlement' && input.reason !== undefined && !/^[A-Z]{2}[0-9]{2}$/.test(input.reason)) {
+    throw badRequest('VALIDATION_FAILED', 'A settlement fault\'s reason is a reason code of two letters and two digits (AC03, AM04, AB03, ...)');
+  }
+  if (input.kind === 'automatico' && input.stage !== undefined) {
+    if (input.effect === 'late' && input.stage !== 'scheduling') throw badRequest('VALIDATION_FAILED', 'An automatico fault with effect late acts at the stage scheduling (the payer PSP does not answer within 2 hours)');
+    const allowed = AUTOMATICO_REASONS[input.stage];
+    if (input.reason !== undefined && !allowed.includes(input.reason)) {
+      throw badRequest('VALIDATION_FAILED', `An automatico fault at the stage ${input.stage} refuses with one of ${allowed.join(', ')}`);
     }
   }
 }
@@ -100,5 +141,6 @@ export function newFault(input: FaultInput): Omit<NewFault, 'createdAt'> {
     delayMs: input.delayMs === undefined ? undefined : BigInt(input.delayMs),
     reason: input.reason,
     remaining: input.count,
+    stage: input.stage,
   };
 }

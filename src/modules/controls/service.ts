@@ -1,10 +1,10 @@
-import type { Db } from '../../db/client.ts';
-import type { FaultEffect } from '../../db/schema.ts';
+import type { Db, Trx } from '../../db/client.ts';
+import type { FaultEffect, FaultStage } from '../../db/schema.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
 import { OffsetClock, type Clock } from '../../lib/clock.ts';
 import { inboxUrl, isOwnInbox } from '../webhooks/destination.ts';
 import * as repo from './repo.ts';
-import { checkAdvance, checkFault, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
+import { checkAdvance, checkFault, NEXT_EVENT, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
 
 /**
  * The sandbox's controls of the simulated world, shared by every process on the database
@@ -98,6 +98,7 @@ export class SandboxControls {
   /** Moves business time forward by `seconds`, or to `to` (never back): one of them. */
   async advance(input: AdvanceInput): Promise<{ now: string; offsetSeconds: number }> {
     checkAdvance(input);
+    if (input.to === NEXT_EVENT) throw badRequest('VALIDATION_FAILED', 'to: next-event is the clock routes\' (they know the rules); here, a time');
     let offset: repo.ClockReading;
     if (input.seconds !== undefined) {
       offset = await repo.advanceClockBy(this.#db, BigInt(input.seconds) * 1000n);
@@ -164,6 +165,21 @@ export class SandboxControls {
       if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
       if (fault.remaining !== null) void this.refresh().catch(() => undefined);
       return webhookFaultOf(fault);
+    }
+    return null;
+  }
+
+  /**
+   * The Pix Automático fault the sandbox's payer PSP meets at a stage (its solicitations, its
+   * schedulings of recurring charges, its settlement attempts), using up one of a counted fault's
+   * answers in the step's own transaction: a step undone leaves the fault as it was.
+   */
+  async automaticoFault(stage: FaultStage, trx: Trx): Promise<{ id: bigint; effect: 'reject' | 'late'; reason: string | null } | null> {
+    for (const fault of this.#faults) {
+      if (fault.kind !== 'automatico' || fault.stage !== stage) continue;
+      if (fault.remaining !== null && !(await repo.spendFault(trx, fault.id))) continue;
+      if (fault.remaining !== null) void this.refresh().catch(() => undefined);
+      return { id: fault.id, effect: fault.effect === 'late' ? 'late' : 'reject', reason: fault.reason };
     }
     return null;
   }

@@ -139,3 +139,30 @@ function cobvTerms(text: string, paidAt: Date, requested: bigint | undefined, da
 export function payloadTerms(kind: TipoCob, text: string, paidAt: Date, requested: bigint | undefined, day: string): PayloadTerms {
   return kind === 'cob' ? cobTerms(text, paidAt, requested) : cobvTerms(text, paidAt, requested, day);
 }
+
+/** The payer's reading of a verified RecPayload: the recurrence, and the amounts its charges may take. */
+const RecPayload = Type.Object({
+  idRec: Type.String({ pattern: '^[a-zA-Z0-9]{29}$' }),
+  recebedor: Type.Object({ ispbParticipante: Type.String({ pattern: '^[0-9A-Z]{8}$' }) }),
+  valor: Type.Optional(Type.Object({ valorRec: Type.Optional(Money), valorMinimoRecebedor: Type.Optional(Money) })),
+});
+
+export interface RecPayloadTerms {
+  idRec: string;
+  valorRec: bigint | null;
+  valorMinimo: bigint | null;
+}
+
+export function recPayloadTerms(text: string): RecPayloadTerms {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw unprocessable('PAYLOAD_INVALID', 'The signed payload is not a recurrence a payer can approve: it is not JSON');
+  }
+  const [first] = Value.Errors(RecPayload, value);
+  if (first) throw unprocessable('PAYLOAD_INVALID', `The signed payload is not a recurrence a payer can approve: ${first.instancePath.slice(1).replaceAll('/', '.') || 'the payload'} ${first.message}`);
+  const payload = value as Static<typeof RecPayload>;
+  const money = (text: string | undefined) => (text === undefined ? null : parseDecimal2(text));
+  return { idRec: payload.idRec, valorRec: money(payload.valor?.valorRec), valorMinimo: money(payload.valor?.valorMinimoRecebedor) };
+}

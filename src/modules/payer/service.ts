@@ -16,7 +16,9 @@ import { findAuthority } from '../locations/signing/repo.ts';
 import { receiveIncomingPix, SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB, type SandboxDeps } from '../sandbox/service.ts';
 import { fetchText, FetchFailure, type PayerConnections } from './fetch.ts';
 import { verifyPayloadJws } from './jws.ts';
-import { amountPaid, payloadTerms, type PayloadTerms, type TipoCob } from './payload.ts';
+import { amountPaid, payloadTerms, recPayloadTerms, type PayloadTerms, type TipoCob } from './payload.ts';
+import { approveRecurrence } from '../recurrences/lifecycle.ts';
+import { recurrenceAtLocation } from '../recurrences/service.ts';
 import { pemChain } from '../locations/signing/files.ts';
 
 /**
@@ -38,18 +40,32 @@ export interface PayInput {
   payer: { name: string; document: string; ispb?: string | undefined };
   amount?: string | undefined;
   paidAt?: string | undefined;
+  /**
+   * A code of Pix Automático: whether the payer approves its recurrence (the default) or, for
+   * a composite code, only pays its charge (`decline`); and the payer's maximum per charge where
+   * the recurrence fixes no amount.
+   */
+  recurrence?: { decision?: 'approve' | 'decline' | undefined; valorMaximo?: string | undefined } | undefined;
 }
 
 /** The answer: `transactionId` is null when the receiver is at another institution (nothing credited here). */
 export interface PayerPayment {
-  endToEndId: string;
+  endToEndId: string | null;
   transactionId: number | null;
-  amount: string;
+  amount: string | null;
   txid: string | null;
-  /** What was paid: a charge of this service (its txid), a Pix to a key of this service, or one to another institution's. */
-  paid: 'charge' | 'key' | 'elsewhere';
+  /** What was paid: a charge of this service (its txid), a Pix to a key of this service, one to another institution's, or nothing (a recurrence's code alone). */
+  paid: 'charge' | 'key' | 'elsewhere' | 'nothing';
   /** The key paid (static codes). */
   key?: string;
+  /** A code of Pix Automático: the recurrence the payer approved, and by which journey. */
+  recurrence?: ApprovedRecurrence;
+}
+
+export interface ApprovedRecurrence {
+  idRec: string;
+  status: string;
+  tipoJornada: string;
 }
 
 /** IBGE code of São Paulo: the payer's municipality sent as a cobv location's codMun. */
@@ -81,15 +97,31 @@ function paymentOf(deps: PayerDeps, input: PayInput): Payment {
   return { payer: { ...input.payer, document }, requested, paidAt };
 }
 
-/** POST /sandbox/payer/pay */
+/**
+ * POST /sandbox/payer/pay. A code of Pix Automático is read as a payer's app reads it: the
+ * recurrence's location is fetched and its JWS verified like a charge's, and the recurrence is
+ * approved (journey 2, a recurrence's code alone; journey 3, a composite code of a cob, paid in
+ * the same act; journey 4, of a cobv) unless the payer declines it and only pays.
+ */
 export async function payBrCode(deps: PayerDeps, input: PayInput): Promise<PayerPayment> {
   const code = brCodeOf(input.pixCopiaECola);
   const payment = paymentOf(deps, input);
+  const decision = input.recurrence?.decision ?? 'approve';
   if (code.kind === 'recurrence') {
-    throw unprocessable('BRCODE_NOT_PAYABLE', `The code is a Pix Automático recurrence's alone (${code.recurrence}): it asks the payer to authorize charges, and carries no payment`);
+    if (decision === 'decline') {
+      throw unprocessable('BRCODE_NOT_PAYABLE', `The code is a Pix Automático recurrence's alone (${code.recurrence}): it carries no payment, so there is nothing to pay without approving it`);
+    }
+    const offered = await offeredRecurrence(deps, code.recurrence, payment, input.recurrence?.valorMaximo);
+    const recurrence = await approveOffered(deps, offered, payment, 'JORNADA_2');
+    return { endToEndId: null, transactionId: null, amount: null, txid: null, paid: 'nothing', recurrence };
   }
-  if (code.kind === 'static') return payStatic(deps, code, payment);
-  return payDynamic(deps, code.location, payment);
+  const offered = code.recurrence !== undefined && decision === 'approve' ? await offeredRecurrence(deps, code.recurrence, payment, input.recurrence?.valorMaximo) : undefined;
+  const paid: PayerPayment & { tipoCob?: TipoCob } = code.kind === 'static' ? await payStatic(deps, code, payment) : await payDynamic(deps, code.location, payment);
+  if (!offered) return paid;
+  // A cob's composite code is journey 3; a cobv's, or a static code's tied to a contract, journey 4.
+  const jornada = 'tipoCob' in paid && paid.tipoCob === 'cob' ? 'JORNADA_3' : 'JORNADA_4';
+  const recurrence = await approveOffered(deps, offered, payment, jornada, jornada === 'JORNADA_3' ? (paid.txid ?? undefined) : undefined);
+  return { ...paid, recurrence };
 }
 
 /** A txid a Pix can carry: 1 to 35 characters of [a-zA-Z0-9] (BCB's `Pix.txid`; `***`, no txid, is read as none). */
@@ -234,21 +266,93 @@ async function trustedRoots(deps: PayerDeps): Promise<X509Certificate[]> {
   return [...(authority ? [new X509Certificate(Buffer.from(authority.certificate, 'base64'))] : []), ...(deps.signingRoots ?? [])];
 }
 
-async function payDynamic(deps: PayerDeps, location: string, payment: Payment): Promise<PayerPayment> {
-  const target = targetOf(deps.publicUrl, location, deps.clock.now());
-  const jws = await fetchJws(deps, target);
-  const text = await verifyPayloadJws(jws, {
-    origin: new URL(target.url.origin),
-    fetchJwkSet: async (url) => (await fetchText(deps.connections, url, 'application/json')).body,
+/** A location's JWS verified as BCB's security manual says (jku, x5t, chain to a trusted root, signature): its payload's text. */
+async function verifiedPayload(deps: PayerDeps, url: URL, jws: string): Promise<string> {
+  return verifyPayloadJws(jws, {
+    origin: new URL(url.origin),
+    fetchJwkSet: async (jku) => (await fetchText(deps.connections, jku, 'application/json')).body,
     trustedRoots: await trustedRoots(deps),
     now: deps.clock.now(),
   });
+}
+
+async function payDynamic(deps: PayerDeps, location: string, payment: Payment): Promise<PayerPayment & { tipoCob: TipoCob }> {
+  const target = targetOf(deps.publicUrl, location, deps.clock.now());
+  const jws = await fetchJws(deps, target);
+  const text = await verifiedPayload(deps, target.url, jws);
   const terms = payloadTerms(target.kind, text, payment.paidAt, payment.requested, target.day);
-  if (target.ours) return payLocation(deps, target.token, terms, payment);
+  if (target.ours) return { ...(await payLocation(deps, target.token, terms, payment)), tipoCob: target.kind };
   // Another PSP's cobv paid on an earlier day: only that PSP knows what it asked then; the
   // simulated payment takes the payload's amount.
   const amountCentavos = terms.priceOn === undefined ? terms.amountCentavos : amountPaid(terms.amountCentavos, false, payment.requested);
-  return payKey(deps, { ...terms, amountCentavos }, payment);
+  return { ...(await payKey(deps, { ...terms, amountCentavos }, payment)), tipoCob: target.kind };
+}
+
+/** The recurrence a code offers, read from its verified payload, and where it is kept when it is this service's. */
+interface OfferedRecurrence {
+  idRec: string;
+  /** The location is this service's: the recurrence is approved in the core. */
+  ours: boolean;
+  token: string;
+  valorMaximoCentavos: bigint | null;
+}
+
+const notApprovable = (reason: string) => unprocessable('RECURRENCE_NOT_APPROVABLE', `The code's recurrence cannot be approved: ${reason}`);
+
+/**
+ * Fetches a recurrence's location (`80-25`) and verifies its JWS exactly as a charge's; reads
+ * the RecPayload, and checks the payer's maximum against it (only where it fixes no amount, and
+ * not under its floor). Nothing is approved yet: a composite code's charge is paid first.
+ */
+async function offeredRecurrence(deps: PayerDeps, location: string, payment: Payment, valorMaximo: string | undefined): Promise<OfferedRecurrence> {
+  if (payment.payer.ispb === deps.ispb) {
+    throw notApprovable(`the payer's PSP is this institution (${deps.ispb}): its account holders approve recurrences through their own account`);
+  }
+  const target = targetOf(deps.publicUrl, location, deps.clock.now());
+  let jws: string;
+  try {
+    jws = (await fetchText(deps.connections, target.url, 'application/jose')).body.trim();
+  } catch (error) {
+    if (!(error instanceof FetchFailure)) throw error;
+    const answered = `HTTP ${error.status}${error.problem ? ` ${error.problem.name}` : ''}`;
+    if (error.problem?.name === 'RecPayloadOperacaoInvalida') throw notApprovable(`its location answered ${answered}: it is expired, rejected or cancelled`);
+    throw unprocessable('LOCATION_UNREACHABLE', `The recurrence's location ${target.url.href} could not be read: ${error.message} (${answered})`);
+  }
+  const terms = recPayloadTerms(await verifiedPayload(deps, target.url, jws));
+  let valorMaximoCentavos: bigint | null = null;
+  if (valorMaximo !== undefined) {
+    valorMaximoCentavos = parseDecimal2(valorMaximo);
+    if (valorMaximoCentavos === null || valorMaximoCentavos <= 0n) throw badRequest('INVALID_AMOUNT', 'recurrence.valorMaximo must be a decimal string with 2 places, greater than 0 ("10.00")');
+    if (terms.valorRec !== null) throw notApprovable(`it charges a fixed amount (${formatCentavos(terms.valorRec)}): the payer sets no maximum`);
+    if (terms.valorMinimo !== null && valorMaximoCentavos < terms.valorMinimo) {
+      throw notApprovable(`the payer's maximum ${valorMaximo} is under the receiver's floor (valorMinimoRecebedor ${formatCentavos(terms.valorMinimo)})`);
+    }
+  }
+  return { idRec: terms.idRec, ours: target.ours, token: target.token, valorMaximoCentavos };
+}
+
+/** The payer approves the offered recurrence: in the core when it is this service's; another institution's is only simulated. */
+async function approveOffered(deps: PayerDeps, offered: OfferedRecurrence, payment: Payment, jornada: 'JORNADA_2' | 'JORNADA_3' | 'JORNADA_4', txid?: string): Promise<ApprovedRecurrence> {
+  if (!offered.ours) return { idRec: offered.idRec, status: 'APROVADA', tipoJornada: jornada };
+  const ispb = payment.payer.ispb ?? SANDBOX_PAYER_ISPB;
+  const document = payment.payer.document;
+  return deps.db.transaction().execute(async (trx) => {
+    const row = await recurrenceAtLocation(trx, offered.token, { forUpdate: true });
+    if (!row || row.id_rec !== offered.idRec) throw notApprovable("its location no longer serves the recurrence its payload named");
+    if (row.status !== 'CRIADA') throw notApprovable(`it is ${row.status}: only a CRIADA recurrence is approved`);
+    const approved = await approveRecurrence(
+      trx,
+      row,
+      {
+        jornada,
+        pagador: { [document.length === 11 ? 'cpf' : 'cnpj']: document, nome: payment.payer.name, ispbParticipante: ispb, codMun: PAYER_COD_MUN },
+        maximoCentavos: offered.valorMaximoCentavos,
+        ...(txid === undefined ? {} : { txid }),
+      },
+      deps.clock.now(),
+    );
+    return { idRec: approved.id_rec, status: approved.status, tipoJornada: approved.jornada };
+  });
 }
 
 /**

@@ -5,10 +5,8 @@
  * changes as the payer approves or rejects it and either side cancels it, each change kept in
  * its history. Decision: docs/decisions/0047-pix-automatico-recurrences.md.
  */
-import { sql } from 'kysely';
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
-import type { Selectable } from 'kysely';
-import type { RecPeriodicidade, RecPolitica, RecStatus, RecurrencesTable } from '../../db/schema.ts';
+import type { RecPeriodicidade, RecPolitica, RecStatus } from '../../db/schema.ts';
 import { AppError, badRequest, checkEach, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -22,6 +20,10 @@ import { listInterval, listPage, merchantName, MERCHANT_CITY } from '../charges/
 import { locationUrl } from '../locations/service.ts';
 import { recLocationUrl } from './locations.ts';
 import { saoPauloDay } from '../cobv/due.ts';
+import { cancelRecurrence } from './lifecycle.ts';
+import { selectRecurrences, type RecurrenceRow } from './rows.ts';
+
+export type { RecurrenceRow };
 
 export interface RecurrenceDeps {
   readonly db: Db;
@@ -51,30 +53,11 @@ export interface RecurrenceRevision {
   ativacao?: { dadosJornada?: { txid: string } | undefined } | undefined;
 }
 
-/** A recurrence as the service reads it: its row, the receiver it charges for, and its location. */
-export type RecurrenceRow = Selectable<RecurrencesTable> & {
-  /** The receiver, as its recurrences show it. */
-  recebedor_cnpj: string;
-  recebedor_nome: string;
-  /** The location the recurrence names, when it names one. */
-  loc_token: string | null;
-  loc_created_at: Date | null;
-};
-
 /** Statuses after which a recurrence takes no more changes nor charges. */
 const ENDED: ReadonlySet<RecStatus> = new Set(['CANCELADA', 'REJEITADA', 'EXPIRADA']);
 
 const invalid = (message: string, field: string) => new AppError(400, 'RECURRENCE_INVALID', message, { field });
 const recurrenceNotFound = (idRec: string) => notFound('RECURRENCE_NOT_FOUND', `The account has no recurrence ${idRec}`);
-
-function selectRecurrences(db: DbExecutor) {
-  return db
-    .selectFrom('recurrences')
-    .innerJoin('accounts', 'accounts.id', 'recurrences.account_id')
-    .leftJoin('rec_locations', 'rec_locations.id', 'recurrences.loc_id')
-    .selectAll('recurrences')
-    .select(['accounts.document as recebedor_cnpj', 'accounts.name as recebedor_nome', 'rec_locations.token as loc_token', 'rec_locations.created_at as loc_created_at']);
-}
 
 /** BCB's idRec: R, R (retries allowed) or N, the ISPB, the creation day and 11 random characters. */
 export function newIdRec(politica: RecPolitica, ispb: string, at: Date): string {
@@ -221,12 +204,11 @@ export async function reviseRecurrence(deps: RecurrenceDeps, accountId: bigint, 
     if (patch.loc !== undefined) changes.loc_id = await takeRecLocation(trx, accountId, patch.loc, row.id);
     if (patch.vinculo?.devedor?.nome !== undefined) changes.devedor_nome = patch.vinculo.devedor.nome;
     if (patch.ativacao?.dadosJornada?.txid !== undefined) changes.jornada_txid = patch.ativacao.dadosJornada.txid;
-    if (patch.status === 'CANCELADA') {
-      changes.status = 'CANCELADA';
-      changes.encerramento = JSON.stringify({ cancelamento: { solicitante: 'USUARIO_RECEBEDOR', codigo: 'SLCR', descricao: 'Cancelamento solicitado pelo usuário recebedor' } });
-      changes.history = sql`history || ${JSON.stringify([{ status: 'CANCELADA', data: now.toISOString() }])}::jsonb`;
-    }
     if (Object.keys(changes).length > 0) await trx.updateTable('recurrences').set({ ...changes, updated_at: now }).where('id', '=', row.id).execute();
+    if (patch.status === 'CANCELADA') {
+      const current = await selectRecurrences(trx).where('recurrences.id', '=', row.id).executeTakeFirstOrThrow();
+      return cancelRecurrence(trx, current, { solicitante: 'USUARIO_RECEBEDOR', codigo: 'SLCR' }, now);
+    }
     return selectRecurrences(trx).where('recurrences.id', '=', row.id).executeTakeFirstOrThrow();
   });
 }
@@ -277,9 +259,10 @@ export async function listRecurrencesOf(deps: { lists: ListQueries }, accountId:
 }
 
 /** The recurrence a public location serves (`/qr/v2/rec/{token}`): none is not found. */
-export async function recurrenceAtLocation(db: DbExecutor, token: string): Promise<RecurrenceRow | undefined> {
+export async function recurrenceAtLocation(db: DbExecutor, token: string, options: { forUpdate?: boolean } = {}): Promise<RecurrenceRow | undefined> {
   if (!/^[a-z0-9]{32}$/.test(token)) return undefined;
-  return selectRecurrences(db).where('rec_locations.token', '=', token).executeTakeFirst();
+  const query = selectRecurrences(db).where('rec_locations.token', '=', token);
+  return (options.forUpdate ? query.forUpdate('recurrences') : query).executeTakeFirst();
 }
 
 /** BCB's `dadosQR`: the code a payer scans to approve the recurrence, by the journey it starts. */

@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { allocate, breakerChanges, DEFAULT_BREAKER, DEFAULT_LIMITS, type BreakerSettings, type FairnessLimits } from './fairness.ts';
 import * as queue from './queue/repo.ts';
 import type { ClaimedDelivery } from './queue/repo.ts';
-import { PIX_CALLBACK_EVENT } from './repo.ts';
+import { isBcbCallback } from './repo.ts';
 import type { Attempt, Message, WebhookSender } from './sender.ts';
 import { DELIVERY_TIMEOUT_MS } from './sender.ts';
 import { tracing } from '../../telemetry/hooks.ts';
@@ -50,9 +50,9 @@ export function envelopeBody(payload: unknown): string {
   return JSON.stringify({ type, data, ...rest });
 }
 
-/** The body a notification is sent with: one of BCB's callbacks (`{"pix": [...]}`) as it is, a root notification in the V2 envelope. */
+/** The body a notification is sent with: one of BCB's callbacks (`{"pix": [...]}`, `{"recs": [...]}`, `{"cobsr": [...]}`) as it is, a root notification in the V2 envelope. */
 export function notificationBody(eventType: string | null, payload: unknown): string {
-  return eventType === PIX_CALLBACK_EVENT ? JSON.stringify(payload) : envelopeBody(payload);
+  return isBcbCallback(eventType) ? JSON.stringify(payload) : envelopeBody(payload);
 }
 
 /**
@@ -62,7 +62,7 @@ export function notificationBody(eventType: string | null, payload: unknown): st
 export function deliveryMessage(d: ClaimedDelivery, now: Date): Message {
   const secrets = signingSecrets(d, now);
   const body = notificationBody(d.event_type, d.payload);
-  if (d.event_type === PIX_CALLBACK_EVENT) return { url: d.url, messageId: d.message_id, body, headers: {}, secrets, mutualTls: true };
+  if (isBcbCallback(d.event_type)) return { url: d.url, messageId: d.message_id, body, headers: {}, secrets, mutualTls: true };
   return { url: d.url, messageId: d.message_id, body, headers: d.headers ?? {}, secrets };
 }
 

@@ -4,7 +4,7 @@ import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notificationsOf } from '../notifications/repo.ts';
 import { interval, MAX_INTERVAL_DAYS } from '../transactions/service.ts';
-import { envelopeBody } from './delivery.ts';
+import { notificationBody } from './delivery.ts';
 import type { FailureClass } from './destination.ts';
 import * as repo from './repo.ts';
 import { signingSecrets } from './secrets.ts';
@@ -68,7 +68,7 @@ export async function deliveryDetails(deps: DeliveryDetailsDeps, accountId: bigi
   return rows.map((log) => {
     const notification = byMessage.get(log.message_id);
     // As deliveryMessage sends it: BCB's callback as it is, a root notification in its envelope.
-    const body = notification ? (log.event_type === repo.PIX_CALLBACK_EVENT ? JSON.stringify(notification.payload) : envelopeBody(notification.payload)) : null;
+    const body = notification ? notificationBody(log.event_type, notification.payload) : null;
     const registration = registrations.find((w) => w.url === log.url && w.event_type === log.event_type);
     // Signed at the real time it went (business time, created_at, may run ahead of it).
     const signedAt = log.signed_at ?? log.created_at;

@@ -11,11 +11,12 @@ export interface CallbackCause {
 }
 
 /**
- * Where BCB's callback of a key webhook goes: `{webhookUrl}/pix` (API Pix, callbacks of
- * PUT /webhook/{chave}), without doubling the slash of a URL that ends in one.
+ * Where BCB's callback of a webhook goes: `{webhookUrl}/pix` (API Pix, callbacks of
+ * PUT /webhook/{chave}), `/rec` and `/cobr` (PUT /webhookrec, /webhookcobr), without doubling the
+ * slash of a URL that ends in one.
  */
-export function callbackUrl(webhookUrl: string): string {
-  return `${webhookUrl.replace(/\/+$/, '')}/pix`;
+export function callbackUrl(webhookUrl: string, path: 'pix' | 'rec' | 'cobr' = 'pix'): string {
+  return `${webhookUrl.replace(/\/+$/, '')}/${path}`;
 }
 
 /**

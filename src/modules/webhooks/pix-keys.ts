@@ -34,8 +34,8 @@ const noWebhook = () => notFound('WEBHOOK_NOT_FOUND', 'No webhook is registered 
  * delivered (the service's own inbox under a sub-path of its own, where the callback's would be
  * a second one) is refused when it is registered, with the reason, not at every callback.
  */
-async function deliverableCallbacks(webhookUrl: string, policy: DestinationPolicy): Promise<void> {
-  const callback = callbackUrl(webhookUrl);
+export async function deliverableCallbacks(webhookUrl: string, policy: DestinationPolicy, path: 'pix' | 'rec' | 'cobr' = 'pix'): Promise<void> {
+  const callback = callbackUrl(webhookUrl, path);
   try {
     await destination(callback, policy);
   } catch (error) {

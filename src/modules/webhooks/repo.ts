@@ -4,6 +4,12 @@ import type { DB, WebhookEventType } from '../../db/schema.ts';
 
 /** The event type of BCB's callbacks (`POST {webhookUrl}/pix`), whose deliveries name a pix_key_webhooks row. */
 export const PIX_CALLBACK_EVENT = 'pix';
+/** Pix Automático's callbacks (PUT /v2/webhookrec, /v2/webhookcobr): `POST {webhookUrl}/rec` and `/cobr`. */
+export const REC_CALLBACK_EVENT = 'rec';
+export const COBR_CALLBACK_EVENT = 'cobr';
+/** BCB's callbacks: sent as they are (no envelope), over mutual TLS, each to its webhook's URL plus its sub-path. */
+export const BCB_CALLBACK_EVENTS: ReadonlySet<string> = new Set([PIX_CALLBACK_EVENT, REC_CALLBACK_EVENT, COBR_CALLBACK_EVENT]);
+export const isBcbCallback = (eventType: string | null): boolean => eventType !== null && BCB_CALLBACK_EVENTS.has(eventType);
 
 /** Serialises the registrations of one account, so the 3-URL and 20-registration limits hold under concurrency. */
 export async function lockAccount(trx: Trx, accountId: bigint): Promise<boolean> {
@@ -84,7 +90,7 @@ export function updateWebhook(trx: Trx, id: bigint, change: { headers?: Record<s
 /** Removes a registration; its pending deliveries end as FAILED and keep their log. */
 export async function deleteWebhook(trx: Trx, id: bigint): Promise<void> {
   // Deliveries of BCB's callbacks name a webhook per key (pix_key_webhooks) in webhook_id: not this one.
-  const ours = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => eb.or([eb('event_type', 'is', null), eb('event_type', '<>', PIX_CALLBACK_EVENT)]);
+  const ours = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => eb.or([eb('event_type', 'is', null), eb('event_type', 'not in', [...BCB_CALLBACK_EVENTS])]);
   await trx.updateTable('webhook_deliveries').set({ status: 'FAILED' }).where('webhook_id', '=', id).where('status', '=', 'PENDING').where(ours).execute();
   await trx.updateTable('webhook_deliveries').set({ webhook_id: null }).where('webhook_id', '=', id).where(ours).execute();
   await trx.deleteFrom('webhooks').where('id', '=', id).execute();

@@ -200,24 +200,82 @@ describe('BCB /v2/rec (Pix Automático, the receiver)', () => {
     assertBcbProblem(await req('GET', `/v2/rec?inicio=${from}&fim=${to}&status=PAGA`, undefined, c), 400, 'RecConsultaInvalida');
   });
 
-  it("the sandbox payer pays a composite code's charge, and refuses a recurrence's code alone as carrying no payment", async () => {
-    const loc = await newLocRec();
-    const rec = await newRec({ loc: loc.id });
+  it("the sandbox payer approves by journeys 2, 3 and 4: a recurrence's code alone, a composite code of a cob paid in the act, of a cobv", async () => {
+    const pay = (pixCopiaECola: string, extra: Json = {}, document = randomCpf()) =>
+      t.app.inject({ method: 'POST', url: '/sandbox/payer/pay', headers: adminHeaders, payload: { pixCopiaECola, payer: { name: 'Fulano de Tal', document }, ...extra } });
+    // Journey 2: nothing is paid; the recurrence is APROVADA with its payer, and takes no second approval.
+    const two = await newRec({ loc: (await newLocRec()).id });
+    const alone = String(((await getRec(String(two.idRec))).dadosQR as Json).pixCopiaECola);
+    const payer = randomCpf();
+    const approved = await pay(alone, {}, payer);
+    assert.equal(approved.statusCode, 201, approved.body);
+    assert.deepEqual(approved.json(), { endToEndId: null, transactionId: null, amount: null, txid: null, recurrence: { idRec: two.idRec, status: 'APROVADA', tipoJornada: 'JORNADA_2' } });
+    const afterTwo = await getRec(String(two.idRec));
+    assert.equal(afterTwo.status, 'APROVADA');
+    assert.deepEqual(afterTwo.ativacao, { tipoJornada: 'JORNADA_2' });
+    assert.deepEqual(afterTwo.pagador, { cpf: payer, nome: 'Fulano de Tal', ispbParticipante: '12345678', codMun: '3550308' });
+    assert.deepEqual((afterTwo.atualizacao as Json[]).map((u) => u.status), ['CRIADA', 'APROVADA']);
+    const again = await pay(alone);
+    assert.equal(again.statusCode, 422, again.body);
+    assert.equal(again.json<Json>().code, 'RECURRENCE_NOT_APPROVABLE');
+
+    // Journey 3: the cob is paid, and the recurrence approved naming it.
+    const three = await newRec({ loc: (await newLocRec()).id });
     const txid = randomAlphanumeric(30);
     assert.equal((await req('PUT', `/v2/cob/${txid}`, { calendario: { expiracao: 3600 }, valor: { original: '99.90' }, chave: aKey })).statusCode, 201);
-    const pay = (pixCopiaECola: string) =>
-      t.app.inject({ method: 'POST', url: '/sandbox/payer/pay', headers: adminHeaders, payload: { pixCopiaECola, payer: { name: 'Fulano de Tal', document: randomCpf() } } });
-    const composite = String(((await getRec(String(rec.idRec), `?txid=${txid}`)).dadosQR as Json).pixCopiaECola);
+    const composite = String(((await getRec(String(three.idRec), `?txid=${txid}`)).dadosQR as Json).pixCopiaECola);
     const paid = await pay(composite);
     assert.equal(paid.statusCode, 201, paid.body);
     assert.equal(paid.json<Json>().txid, txid);
+    assert.deepEqual(paid.json<Json>().recurrence, { idRec: three.idRec, status: 'APROVADA', tipoJornada: 'JORNADA_3' });
     assert.equal((await req('GET', `/v2/cob/${txid}`)).json<Json>().status, 'CONCLUIDA');
+    assert.deepEqual((await getRec(String(three.idRec))).ativacao, { tipoJornada: 'JORNADA_3', dadosJornada: { txid } });
 
-    const alone = String(((await getRec(String(rec.idRec))).dadosQR as Json).pixCopiaECola);
-    const refused = await pay(alone);
-    assert.equal(refused.statusCode, 422, refused.body);
-    assert.equal(refused.json<Json>().code, 'BRCODE_NOT_PAYABLE');
-    assert.match(refused.json<{ message: string }>().message, new RegExp(loc.location.replaceAll('.', '\\.')));
+    // Journey 4: a cobv's composite code, paid, the recurrence approved after it; and one paid declining it.
+    const cobvOf = async () => {
+      const id = randomAlphanumeric(30);
+      const res = await req('PUT', `/v2/cobv/${id}`, { calendario: { dataDeVencimento: day(20) }, devedor: { cpf: randomCpf(), nome: 'Fulano de Tal' }, valor: { original: '99.90' }, chave: aKey });
+      assert.equal(res.statusCode, 201, res.body);
+      return id;
+    };
+    const four = await newRec({ loc: (await newLocRec()).id });
+    const cobv = await cobvOf();
+    const fourCode = String(((await getRec(String(four.idRec), `?txid=${cobv}`)).dadosQR as Json).pixCopiaECola);
+    const fourPaid = await pay(fourCode, { recurrence: { decision: 'approve' } });
+    assert.equal(fourPaid.statusCode, 201, fourPaid.body);
+    assert.deepEqual(fourPaid.json<Json>().recurrence, { idRec: four.idRec, status: 'APROVADA', tipoJornada: 'JORNADA_4' });
+    assert.deepEqual((await getRec(String(four.idRec))).ativacao, { tipoJornada: 'JORNADA_4' });
+    const declined = await newRec({ loc: (await newLocRec()).id });
+    const declinedCobv = await cobvOf();
+    const declinedCode = String(((await getRec(String(declined.idRec), `?txid=${declinedCobv}`)).dadosQR as Json).pixCopiaECola);
+    const onlyPaid = await pay(declinedCode, { recurrence: { decision: 'decline' } });
+    assert.equal(onlyPaid.statusCode, 201, onlyPaid.body);
+    assert.equal(onlyPaid.json<Json>().recurrence, undefined);
+    assert.equal((await getRec(String(declined.idRec))).status, 'CRIADA');
+
+    // A recurrence's own code cannot be "declined": it carries no payment.
+    const nothing = await pay(String(((await getRec(String(declined.idRec))).dadosQR as Json).pixCopiaECola), { recurrence: { decision: 'decline' } });
+    assert.equal(nothing.statusCode, 422, nothing.body);
+    assert.equal(nothing.json<Json>().code, 'BRCODE_NOT_PAYABLE');
+  });
+
+  it("the payer's maximum: only where the recurrence fixes no amount, and not under its floor; a payer of this institution approves elsewhere", async () => {
+    const pay = (pixCopiaECola: string, extra: Json) =>
+      t.app.inject({ method: 'POST', url: '/sandbox/payer/pay', headers: adminHeaders, payload: { pixCopiaECola, payer: { name: 'Fulano de Tal', document: randomCpf() }, ...extra } });
+    const codeOf = async (rec: Json) => String(((await getRec(String(rec.idRec))).dadosQR as Json).pixCopiaECola);
+    const fixed = await newRec({ loc: (await newLocRec()).id });
+    const refusedFixed = await pay(await codeOf(fixed), { recurrence: { valorMaximo: '150.00' } });
+    assert.equal(refusedFixed.json<Json>().code, 'RECURRENCE_NOT_APPROVABLE', refusedFixed.body);
+    const floor = await newRec({ loc: (await newLocRec()).id, valor: { valorMinimoRecebedor: '50.00' } });
+    const under = await pay(await codeOf(floor), { recurrence: { valorMaximo: '49.99' } });
+    assert.equal(under.json<Json>().code, 'RECURRENCE_NOT_APPROVABLE', under.body);
+    const own = await pay(await codeOf(floor), { payer: { name: 'Cliente', document: randomCpf(), ispb: t.config.pspIspb } });
+    assert.equal(own.json<Json>().code, 'RECURRENCE_NOT_APPROVABLE', own.body);
+    assert.equal((await getRec(String(floor.idRec))).status, 'CRIADA', 'nothing approved');
+    const ok = await pay(await codeOf(floor), { recurrence: { valorMaximo: '80.00' } });
+    assert.equal(ok.statusCode, 201, ok.body);
+    const row = await t.db.selectFrom('recurrences').select('valor_maximo_pagador_centavos').where('id_rec', '=', String(floor.idRec)).executeTakeFirstOrThrow();
+    assert.equal(row.valor_maximo_pagador_centavos, 8000n);
   });
 
   it('its location serves the RecPayload as a JWS the JWK Set verifies; an ended recurrence is 400, a free location 404', async () => {

@@ -35,3 +35,14 @@ export function recView(row: RecurrenceRow, publicUrl: string) {
 export function recCompletaView(row: RecurrenceRow, publicUrl: string, code?: RecurrenceCode) {
   return { ...recView(row, publicUrl), ...(row.pagador === null ? {} : { pagador: row.pagador }), ...(code === undefined ? {} : { dadosQR: code }) };
 }
+
+/** BCB's RecNotification: what `POST {webhookrec}/rec` tells of a recurrence that changed. */
+export function recNotificationView(row: RecurrenceRow) {
+  return {
+    idRec: row.id_rec,
+    status: row.status,
+    atualizacao: row.history,
+    ...(row.encerramento === null ? {} : { encerramento: row.encerramento }),
+    ativacao: { tipoJornada: row.jornada, ...(row.jornada_txid === null ? {} : { dadosJornada: { txid: row.jornada_txid } }) },
+  };
+}

@@ -10,7 +10,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../../db/client.ts';
 import type { DB } from '../../../db/schema.ts';
 import { prepared } from '../../../db/prepared.ts';
-import { PIX_CALLBACK_EVENT } from '../repo.ts';
+import { COBR_CALLBACK_EVENT, PIX_CALLBACK_EVENT, REC_CALLBACK_EVENT } from '../repo.ts';
 
 export interface DestinationRow {
   id: bigint;
@@ -149,13 +149,14 @@ export async function claim(db: Db, plan: ClaimPlan, now: Date, leaseUntil: Date
         from (select id from ok union select id from m) u left join m on m.id = u.id
        where t.id = u.id)
     select c.id, c.account_id, c.destination_id, c.webhook_id, c.url, c.message_id, c.attempts, c.event_type, c.transaction_id,
-           o.payload, w.headers, coalesce(w.is_active, k.id is not null) as is_active,
+           o.payload, w.headers, coalesce(w.is_active, k.id is not null or r.id is not null) as is_active,
            a.webhook_secret, a.webhook_secret_previous, a.webhook_secret_rotated_at
       from claimed c
       join outbox o on o.id = c.outbox_id
       join accounts a on a.id = c.account_id
-      left join webhooks w on w.id = c.webhook_id and c.event_type is distinct from ${PIX_CALLBACK_EVENT}
+      left join webhooks w on w.id = c.webhook_id and coalesce(c.event_type, '') not in (${PIX_CALLBACK_EVENT}, ${REC_CALLBACK_EVENT}, ${COBR_CALLBACK_EVENT})
       left join pix_key_webhooks k on k.id = c.webhook_id and c.event_type = ${PIX_CALLBACK_EVENT}
+      left join automatico_webhooks r on r.id = c.webhook_id and c.event_type in (${REC_CALLBACK_EVENT}, ${COBR_CALLBACK_EVENT})
      order by c.id`).execute(db);
   return result.rows;
 }
