@@ -5,7 +5,7 @@ import { adminHeaders, startTestApp, type TestApp } from '../../../../test/harne
 import { ManualClock } from '../../../lib/clock.ts';
 import { createClient, evpKey, requestToken, type TestClient } from '../../../../test/factories.ts';
 import { assertBcbAnswer } from '../../../../test/support/bcb-schemas.ts';
-import { formatDay, parseDay } from '../../../lib/banking-days.ts';
+import { formatDay, isBankingDay, parseDay } from '../../../lib/banking-days.ts';
 import { saoPauloDay } from '../../../modules/cobv/due.ts';
 import type { CobvView } from './views.ts';
 
@@ -164,9 +164,17 @@ describe('BCB dialect: a cobv due on a Saturday', () => {
   let t: TestApp;
   let a: TestClient;
   let chave: string;
+  // A Wednesday after today whose Monday is a banking day: the certificates of the test are
+  // issued on the real clock, so the test's clock starts after it.
+  const wednesday = (() => {
+    let day = Math.floor(Date.now() / 86_400_000) + 2;
+    while (new Date(day * 86_400_000).getUTCDay() !== 3 || !isBankingDay(day + 5) || !isBankingDay(day)) day++;
+    return day;
+  })();
+  const date = (offset: number) => formatDay(wednesday + offset);
   before(async () => {
-    // Wednesday 2026-12-02, noon in São Paulo.
-    t = await startTestApp({ clock: new ManualClock('2026-12-02T15:00:00.000Z') });
+    // Wednesday, noon in São Paulo.
+    t = await startTestApp({ clock: new ManualClock(`${date(0)}T15:00:00.000Z`) });
     a = await createClient(t);
     chave = await evpKey(t, a.accountId);
   });
@@ -180,7 +188,7 @@ describe('BCB dialect: a cobv due on a Saturday', () => {
     headers = { ...a.headers, authorization: `Bearer ${await requestToken(t, a, a.cert)}` };
   };
   const listed = async (status: string) => {
-    const res = await get(`/cobv?inicio=2026-12-01T00:00:00Z&fim=2026-12-03T00:00:00Z&status=${status}`);
+    const res = await get(`/cobv?inicio=${date(-1)}T00:00:00Z&fim=${date(1)}T00:00:00Z&status=${status}`);
     assertBcbAnswer('GET /cobv', res);
     return res.json<{ cobs: { txid: string }[] }>().cobs.map((c) => c.txid);
   };
@@ -191,16 +199,16 @@ describe('BCB dialect: a cobv due on a Saturday', () => {
       method: 'PUT',
       url: `/v2/cobv/${txid}`,
       headers: a.headers,
-      payload: { calendario: { dataDeVencimento: '2026-12-05', validadeAposVencimento: 0 }, devedor: DEVEDOR, valor: { original: '10.00' }, chave },
+      payload: { calendario: { dataDeVencimento: date(3), validadeAposVencimento: 0 }, devedor: DEVEDOR, valor: { original: '10.00' }, chave },
     });
     assert.equal(res.statusCode, 201, res.body);
-    // Monday 2026-12-07, 23:00 in São Paulo: the due date moved to this banking day.
-    await moveTo('2026-12-08T02:00:00.000Z');
+    // Monday, 23:00 in São Paulo: the due date moved to this banking day.
+    await moveTo(`${date(6)}T02:00:00.000Z`);
     assert.equal((await get(`/cobv/${txid}`)).json<{ status: string }>().status, 'ATIVA');
     assert.deepEqual(await listed('ATIVA'), [txid]);
     assert.deepEqual(await listed('REMOVIDA_PELO_PSP'), []);
     // Tuesday: past its last payable day.
-    await moveTo('2026-12-08T03:00:00.000Z');
+    await moveTo(`${date(6)}T03:00:00.000Z`);
     assert.equal((await get(`/cobv/${txid}`)).json<{ status: string }>().status, 'REMOVIDA_PELO_PSP');
     assert.deepEqual(await listed('ATIVA'), []);
     assert.deepEqual(await listed('REMOVIDA_PELO_PSP'), [txid]);
