@@ -131,6 +131,13 @@ function recErrata(schemas: Record<string, Json>): string[] {
     solicCompleta.required = solicCompleta.required.filter((r) => r !== 'rec');
     applied.push('SolicRecCompleta: rec (undefined) not required; it carries recPayload');
   }
+  // RecNotification's required list is written `["idRec","status",atualizacao"]`: YAML reads the
+  // last name with its stray quote, a property nothing has; it means atualizacao.
+  const notification = schemas.RecNotification as { required?: string[] } | undefined;
+  if (notification?.required?.includes('atualizacao"')) {
+    notification.required = notification.required.map((r) => (r === 'atualizacao"' ? 'atualizacao' : r));
+    applied.push('RecNotification: requires atualizacao (written atualizacao" with a stray quote)');
+  }
   // PixAutomatico.valor is a string with an `anyOf` of objects (PixValorOriginal, ...), which no
   // value can match: those objects are a Pix's componentesValor (as in Pix), not its valor.
   const pixAuto = schemas.PixAutomatico as { properties?: { valor?: Json } } | undefined;

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { CompactSign, importPKCS8 } from 'jose';
-import { createClient, evpKey, externalKey, randomCpf, type TestClient } from '../../../test/factories.ts';
+import { createClient, evpKey, externalKey, randomCnpj, randomCpf, type TestClient } from '../../../test/factories.ts';
 import { adminHeaders, startTestApp, type TestApp } from '../../../test/harness.ts';
 import { testKek } from '../../../test/signing-keys.ts';
 import { unseal } from '../auth/key-encryption.ts';
@@ -51,6 +51,7 @@ describe('POST /sandbox/payer/pay', () => {
   let signer: PayloadSigner;
   let trusted: Crafted;
   let rogue: Crafted;
+  let trustedRoot: CertificateAndKey;
   let holder: TestClient;
   let holderKey: string;
   const answers = new Map<string, Handler>();
@@ -131,6 +132,7 @@ describe('POST /sandbox/payer/pay', () => {
     signer = await preparePayloadSigner(t.db, kek, { publicUrl: origin, now: t.clock.now() });
     const authority = (await findAuthority(t.db))!;
     const root = { certificateDer: Buffer.from(authority.certificate, 'base64'), privateKeyPem: unseal(kek.key, 'payload-signing-root', authority.private_key_sealed) };
+    trustedRoot = root;
     trusted = await craftedKey(root, `${origin}/crafted/jwks`, t.clock.now());
     rogue = await craftedKey(await generateRoot(t.clock.now()), `${origin}/rogue/jwks`, t.clock.now());
     holder = await createClient(t, { name: 'Loja Recebedora' });
@@ -379,6 +381,55 @@ describe('POST /sandbox/payer/pay', () => {
       const row = await charge();
       answers.set(`/qr/v2/${row.token}`, problem(400, 'CobPayloadOperacaoInvalida', 'codMun não é um código válido.'));
       await refused({ pixCopiaECola: row.pix_copia_e_cola }, 'LOCATION_UNREACHABLE', /HTTP 400 \(CobPayloadOperacaoInvalida: codMun não é um código válido\.\)/, row);
+    });
+  });
+
+  describe("a recurrence's location (Pix Automático), verified exactly as a charge's", () => {
+    /** A recurrence of a company of this service with its location, CRIADA, and its code alone (journey 2). */
+    async function recurrence() {
+      const company = await createClient(t, { name: 'Academia Forte', document: randomCnpj() });
+      const v2 = (method: 'POST' | 'GET', url: string, payload?: object) => t.app.inject({ method, url: `/v2${url}`, headers: company.headers, ...(payload ? { payload } : {}) });
+      const loc = (await v2('POST', '/locrec', { tipo: 'rec' })).json<{ id: number; location: string }>();
+      const made = await v2('POST', '/rec', {
+        vinculo: { contrato: 'CTR-1', devedor: { cpf: randomCpf(), nome: 'Fulano de Tal' } },
+        calendario: { dataInicial: new Date(t.clock.now().getTime() + 86_400_000).toISOString().slice(0, 10), periodicidade: 'MENSAL' },
+        valor: { valorRec: '50.00' },
+        politicaRetentativa: 'NAO_PERMITE',
+        loc: loc.id,
+      });
+      assert.equal(made.statusCode, 201, made.body);
+      const idRec = made.json<{ idRec: string }>().idRec;
+      const code = (await v2('GET', `/rec/${idRec}`)).json<{ dadosQR: { pixCopiaECola: string } }>().dadosQR.pixCopiaECola;
+      const path = `/${loc.location.split('/').slice(1).join('/')}`;
+      const status = async () => (await v2('GET', `/rec/${idRec}`)).json<{ status: string }>().status;
+      return { code, path, status, served: async () => (await t.app.inject({ method: 'GET', url: path })).body };
+    }
+
+    it('422 JWS_INVALID for a tampered payload, a root the sandbox does not trust, an expired certificate: nothing is approved', async () => {
+      const rec = await recurrence();
+      const genuine = await rec.served();
+      const [head, body, signature] = genuine.split('.');
+      const payload = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8')) as Record<string, unknown>;
+      const tampered = `${head}.${Buffer.from(JSON.stringify({ ...payload, valor: { valorRec: '0.01' } })).toString('base64url')}.${signature}`;
+      const expired = await craftedKey(trustedRoot, `${origin}/expired/jwks`, new Date(t.clock.now().getTime() - 3 * 366 * 86_400_000));
+      answers.set('/expired/jwks', () => ({ status: 200, type: 'application/json', body: JSON.stringify({ keys: [expired.jwk] }) }));
+      for (const [jws, reason] of [
+        [() => tampered, /signature/],
+        [() => rogue.sign(payload), /root/],
+        [() => expired.sign(payload), /expired or not yet valid/],
+      ] as const) {
+        serve(rec.path, jws);
+        const res = await pay({ pixCopiaECola: rec.code });
+        assert.equal(res.statusCode, 422, res.body);
+        assert.equal(res.json<{ code: string }>().code, 'JWS_INVALID', res.body);
+        assert.match(res.json<{ message: string }>().message, reason);
+        assert.equal(await rec.status(), 'CRIADA', 'nothing approved');
+      }
+      // The genuine one approves it: what failed was only the JWS.
+      serve(rec.path, () => genuine);
+      const ok = await pay({ pixCopiaECola: rec.code });
+      assert.equal(ok.statusCode, 201, ok.body);
+      assert.equal(await rec.status(), 'APROVADA');
     });
   });
 
