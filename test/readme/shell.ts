@@ -4,7 +4,8 @@ import { join } from 'node:path';
 
 /**
  * Runs the docs' commands in bash as a reader would in one terminal: each command sees the
- * variables the earlier ones set (saved after each, since every command runs in its own bash),
+ * variables and functions the earlier ones set (saved after each, since every command runs in
+ * its own bash),
  * from the directory the service was started in, against the service's real port.
  */
 export class ShellSession {
@@ -42,7 +43,7 @@ export class ShellSession {
     const script = [
       'set -a',
       'source "$README_TEST_STATE"',
-      "trap 'export -p > \"$README_TEST_STATE\"' EXIT",
+      "trap '{ export -p; declare -f; } > \"$README_TEST_STATE\"' EXIT",
       'set -e -o pipefail',
       'curl() { command curl --fail-with-body "$@"; }',
       this.asRun(command),
