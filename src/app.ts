@@ -61,7 +61,8 @@ import { WebhookSender } from './modules/webhooks/sender.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { MemoryTokenBuckets, RedisTokenBuckets } from './http/token-bucket.ts';
 import { RESEND_LIMIT_PER_MINUTE } from './modules/webhooks/service.ts';
-import { nextEvent, runDue, type NetworkDeps } from './modules/recurrences/network.ts';
+import { networkDeps, nextEvent, runDue } from './modules/recurrences/network.ts';
+import { automaticoSandboxRoutes } from './modules/recurrences/sandbox-routes.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -421,22 +422,6 @@ function createServices(deps: AppDeps, { main, keys, metrics }: Parts): Services
   return { policy, resendSender, resendLimiter, secrets, lookups, adminFailures, tokens, links, trust, lists, metrics, cobs };
 }
 
-/**
- * What Pix Automático's network steps need (solicitations, schedulings, settlements, expiries):
- * the API's advance of the test clock runs them, and so does every worker.
- */
-export function automaticoNetwork(deps: Pick<AppDeps, 'config' | 'db' | 'clock' | 'controls'>, log?: NetworkDeps['log']): NetworkDeps {
-  const { controls } = deps;
-  return {
-    db: deps.db,
-    clock: deps.clock,
-    ispb: deps.config.pspIspb,
-    windowDays: deps.config.automaticoWindowDays,
-    ...(controls ? { faults: { take: (stage, trx) => controls.automaticoFault(stage, trx) } } : {}),
-    ...(log ? { log } : {}),
-  };
-}
-
 /** The sandbox's webhook faults, for a sender's options (none in production). */
 export function senderFaults(controls: SandboxControls | undefined) {
   return controls ? { faults: (url: string) => controls.webhookFault(url, 'sender') } : {};
@@ -569,9 +554,10 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
       await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, metrics }));
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
+      await sandboxScope.register(automaticoSandboxRoutes({ db, clock, ispb: config.pspIspb }));
       await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl, qrSigning: config.qrSigning, tlsCertFile: config.tls?.certFile }));
       if (deps.controls) {
-        const network = automaticoNetwork(deps, main.log);
+        const network = networkDeps(deps, main.log);
         const rules = { runDue: () => runDue(network), nextEvent: (now: Date) => nextEvent(network, now) };
         await sandboxScope.register(controlRoutes(deps.controls, rules, () => deps.wakeWorker?.()));
         await sandboxScope.register(inboxReadRoutes({ controls: deps.controls, db, clock }));

@@ -2,7 +2,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
-import { automaticoNetwork, buildListeners, buildWorkerListener, checkTlsFiles, senderFaults, type Listeners } from './app.ts';
+import { buildListeners, buildWorkerListener, checkTlsFiles, senderFaults, type Listeners } from './app.ts';
+import { networkDeps } from './modules/recurrences/network.ts';
 import { banner } from './banner.ts';
 import { runOperatorCommand, OPERATOR_USAGE } from './cli.ts';
 import { loadConfig, type Config } from './config.ts';
@@ -145,7 +146,7 @@ function createWorker(config: Config, database: Database, log: Log, taken: Resou
     log,
     listenUrl: config.databaseUrl,
     maintenance: { kind: database.kind },
-    automatico: automaticoNetwork({ config, db: database.db, clock, controls }, log),
+    automatico: networkDeps({ config, db: database.db, clock, controls }, log),
     webhookSender: new WebhookSender({
       policy: destinationPolicy(config),
       caFile: config.webhookCaFile,

@@ -156,6 +156,7 @@ export const ERROR_CODES = {
   INVALID_PAID_AT: { status: 400, description: 'paidAt is not a past timestamp' },
   BRCODE_INVALID: { status: 422, description: 'The BR Code fails its CRC or structure, or names no valid key or location; `message` says which' },
   BRCODE_NOT_PAYABLE: { status: 422, description: "The BR Code is a Pix Automático recurrence's alone (journey 2): it authorizes charges and carries no payment" },
+  SOLICITATION_NOT_ANSWERABLE: { status: 422, description: "The sandbox's payer answers a solicitation it has RECEBIDA; one to this institution's account holders is theirs to answer" },
   RECURRENCE_NOT_APPROVABLE: { status: 422, description: "The code's recurrence cannot be approved: it is not CRIADA (already approved, rejected, expired or cancelled), or its payload is not one a payer can approve" },
   LOCATION_UNREACHABLE: { status: 422, description: "The dynamic code's location gave no payload (connection, time limit, size limit or a status other than 200)" },
   JWS_INVALID: { status: 422, description: "The location's JWS is refused: alg, jku, kid, x5t, x5c chain, root or signature, as `message` says" },

@@ -373,6 +373,23 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     responses: { 201: { ...pair, amount: '150.00', txid: TXID } },
     errors: { 404: 'CHARGE_NOT_FOUND', 422: 'JWS_INVALID' },
   },
+  sandboxAnswerSolicitation: {
+    params: { idSolicRec: 'SC9999999920261124abcdefghijk' },
+    body: { decision: 'reject', reason: 'AP14' },
+    responses: {
+      200: {
+        idSolicRec: 'SC9999999920261124abcdefghijk',
+        status: 'REJEITADA',
+        atualizacao: [
+          { status: 'CRIADA', data: AT },
+          { status: 'ENVIADA', data: '2026-11-24T15:30:13.345Z' },
+          { status: 'RECEBIDA', data: '2026-11-24T15:30:14.345Z' },
+          { status: 'REJEITADA', data: LATER },
+        ],
+      },
+    },
+    errors: { 404: 'SOLICITATION_NOT_FOUND', 422: 'SOLICITATION_NOT_ANSWERABLE' },
+  },
   sandboxOpenMed: {
     body: { endToEndId: E2E_IN, reason: 'FRAUD', details: 'The payer reports a scam' },
     responses: { 201: { medId: 1 } },

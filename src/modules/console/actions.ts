@@ -6,6 +6,7 @@ import { randomAlphanumeric } from '../../lib/ids.ts';
 import { centavosToNumber, formatCentavos, parseDecimal } from '../../lib/money.ts';
 import { createCharge } from '../charges/service.ts';
 import { closeMed, openMed } from '../meds/service.ts';
+import { answerSolicitationNow } from '../recurrences/network.ts';
 import { payBrCode, type PayerPayment } from '../payer/service.ts';
 import { requestRefund } from '../refunds/service.ts';
 import { receiveIncomingPix, receiveIncomingRefund, registerExternalKey, settleNow } from '../sandbox/service.ts';
@@ -85,7 +86,7 @@ export const NETWORK_ACTIONS: readonly ConsoleAction[] = [
       const amount = given(b.amount);
       const input = { pixCopiaECola: b.pixCopiaECola.trim(), payer: { name: b.payerName.trim(), document: b.payerDocument } };
       const paid = await payBrCode(ctx.payer, amount ? { ...input, amount: amountOf(amount) } : input);
-      return `${paidText(paid)} (endToEndId ${paid.endToEndId})`;
+      return paid.endToEndId === null ? paidText(paid) : `${paidText(paid)} (endToEndId ${paid.endToEndId})`;
     },
   }),
   action({
@@ -143,6 +144,15 @@ export const NETWORK_ACTIONS: readonly ConsoleAction[] = [
       const input = { key: b.key.trim(), name: b.name.trim(), document: b.document, ispb: b.ispb, bankName, behavior };
       const registered = await registerExternalKey(ctx.sandbox, input);
       return `Key ${registered.key} (${registered.type}) registered at institution ${registered.ispb}`;
+    },
+  }),
+  action({
+    name: 'answer-solicitation',
+    as: 'network',
+    body: Type.Object({ idSolicRec: Type.String({ pattern: '^SC[0-9A-Z]{8}[0-9]{8}[a-zA-Z0-9]{11}$' }), decision: StringEnum(['accept', 'reject'] as const) }),
+    async run(ctx, b) {
+      const row = await answerSolicitationNow(ctx.automatico, b.idSolicRec, b.decision === 'accept' ? { accept: true } : { reject: 'AP14' });
+      return `The payer ${b.decision === 'accept' ? 'accepted' : 'rejected'} the solicitation ${row.id_solic_rec}: it is ${row.status}`;
     },
   }),
 ];

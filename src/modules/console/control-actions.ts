@@ -2,8 +2,10 @@ import { Type } from 'typebox';
 import { badRequest, notFound } from '../../http/errors.ts';
 import { StringEnum } from '../../http/schemas.ts';
 import { SAO_PAULO_OFFSET } from '../../lib/dates.ts';
-import { AdvanceRequest, checkSchema, FAULT_EFFECTS, FAULT_KINDS, faultFields, FaultRequest, type AdvanceInput, type FaultInput } from '../controls/rules.ts';
+import { AdvanceRequest, checkSchema, FAULT_EFFECTS, FAULT_KINDS, faultFields, FaultRequest, NEXT_EVENT, type AdvanceInput, type FaultInput } from '../controls/rules.ts';
 import type { SandboxControls } from '../controls/service.ts';
+import { advanceClock } from '../controls/routes.ts';
+import { nextEvent, runDue } from '../recurrences/network.ts';
 import { action, given, Text, type ConsoleAction } from './actions.ts';
 import type { ConsoleContext } from './service.ts';
 import { duration, timeText } from './views/format.ts';
@@ -73,6 +75,10 @@ export function faultInput(fields: Readonly<Record<string, string | undefined>>)
   return input;
 }
 
+/** What an advance runs besides the clock: Pix Automático's steps, as the API's route runs them. */
+const clockRules = (ctx: ConsoleContext) => ({ runDue: () => runDue(ctx.automatico), nextEvent: (now: Date) => nextEvent(ctx.automatico, now) });
+const stepsText = (steps: number) => (steps === 0 ? '' : `; ${steps} step${steps === 1 ? '' : 's'} of Pix Automático ran`);
+
 export const CONTROL_ACTIONS: readonly ConsoleAction[] = [
   action({
     name: 'advance-clock',
@@ -81,10 +87,20 @@ export const CONTROL_ACTIONS: readonly ConsoleAction[] = [
     async run(ctx, b) {
       const controls = controlsOf(ctx);
       const before = controls.clock.offsetMs;
-      const view = await controls.advance(advanceInput(b));
+      const view = await advanceClock(controls, clockRules(ctx), advanceInput(b));
       ctx.wakeWorker();
       const moved = controls.clock.offsetMs - before;
-      return `The clock moved ahead ${duration(moved)}: business time is ${timeText(new Date(view.now))} (${duration(view.offsetSeconds * 1000)} ahead of the real clock)`;
+      return `The clock moved ahead ${duration(moved)}: business time is ${timeText(new Date(view.now))} (${duration(view.offsetSeconds * 1000)} ahead of the real clock)${stepsText(view.steps)}`;
+    },
+  }),
+  action({
+    name: 'advance-next-event',
+    as: 'network',
+    body: Type.Object({}),
+    async run(ctx) {
+      const view = await advanceClock(controlsOf(ctx), clockRules(ctx), { to: NEXT_EVENT });
+      ctx.wakeWorker();
+      return `${view.event!.description}: business time is ${timeText(new Date(view.now))}${stepsText(view.steps)}`;
     },
   }),
   action({
@@ -109,10 +125,11 @@ export const CONTROL_ACTIONS: readonly ConsoleAction[] = [
       delayMs: Text(20),
       reason: Text(20),
       count: Text(20),
+      stage: Text(20),
     }),
     async run(ctx, b) {
       const row = await controlsOf(ctx).setFaultFrom(faultInput(b));
-      return `Fault ${row.id} set: ${row.kind}, ${row.effect}`;
+      return `Fault ${row.id} set: ${row.kind}, ${row.effect}${row.stage ? ` at ${row.stage}` : ''}${row.reason ? ` (${row.reason})` : ''}`;
     },
   }),
   action({

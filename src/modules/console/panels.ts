@@ -11,9 +11,11 @@ import { changeMarkers as webhookMarkers } from '../webhooks/repo.ts';
 import { HOLDER_ACTIONS, NETWORK_ACTIONS, type ConsoleAction } from './actions.ts';
 import type { ChangeSource } from './changes.ts';
 import { CONTROL_ACTIONS } from './control-actions.ts';
-import { accountSummary, accountsWithBalances, chargesOf, clockOf, faultsOf, inboxOf, medsOf, transactionsOf, webhooksOf, type AccountSummary, type ConsoleContext } from './service.ts';
+import { automaticoOf, accountSummary, accountsWithBalances, chargesOf, clockOf, faultsOf, inboxOf, medsOf, transactionsOf, webhooksOf, type AccountSummary, type ConsoleContext } from './service.ts';
 import { accountHeader, chargeActions, chargesSection, medActions, medsSection, overviewActions } from './views/account.ts';
 import { accountsTable } from './views/accounts.ts';
+import { automaticoActions, automaticoSections } from './views/automatico.ts';
+import { automaticoMarkers } from '../recurrences/rows.ts';
 import { advanceByForm, advanceToForm, clockSection, directoryFaultForm, faultsSection, resetClockForm, settlementFaultForm, webhookFaultForm } from './views/controls.ts';
 import { externalKeyForm, incomingPixForm, incomingRefundForm, openMedForm, payBrCodeForm, settleForm } from './views/action-forms.ts';
 import { panel, type ViewContext } from './views/forms.ts';
@@ -116,6 +118,13 @@ export const ACCOUNT_TABS: readonly AccountTab[] = [
     },
   },
   {
+    slug: 'automatico',
+    label: 'Pix Automático',
+    async render(ctx, view, summary) {
+      return html`${automaticoActions(view, clockOf(ctx))}${automaticoSections(view, await automaticoOf(ctx, summary.account.id))}`;
+    },
+  },
+  {
     slug: 'meds',
     label: 'MEDs',
     async render(ctx, view, summary) {
@@ -156,4 +165,5 @@ export const CHANGE_SOURCES: readonly ChangeSource[] = [
   keyWebhooksMarker,
   controlsMarker,
   ...inboxMarkers,
+  ...automaticoMarkers,
 ];

@@ -27,6 +27,9 @@ import { listKeyWebhooks } from '../webhooks/pix-key-repo.ts';
 import type { WebhookSender } from '../webhooks/sender.ts';
 import { list as listWebhooks, type WebhooksDeps } from '../webhooks/service.ts';
 import { transactionsWithTimelines } from './timeline.ts';
+import { networkDeps, type NetworkDeps } from '../recurrences/network.ts';
+import { detailsOf, selectRecurrences, selectRecurringCharges } from '../recurrences/rows.ts';
+import { recurrenceCode } from '../recurrences/service.ts';
 
 /** What the console is built from: the app's dependencies and the services its routes share. */
 export interface ConsoleDeps {
@@ -68,6 +71,8 @@ export interface ConsoleContext {
   readonly wakeWorker: () => void;
   /** QR images (data: URLs) by account, txid and BR Code: a live page is drawn again often. */
   readonly qrCodes: Lru<string, string>;
+  /** Pix Automático's network steps: the clock's advances run them, the payer's answers take them. */
+  readonly automatico: NetworkDeps;
 }
 
 /** Rows a console list shows at most: the newest. */
@@ -99,8 +104,33 @@ export function consoleContext(deps: ConsoleDeps, connections: PayerConnections)
     controls: deps.controls,
     wakeWorker: () => deps.wakeWorker?.(),
     qrCodes: new Lru(256),
+    automatico: networkDeps({ config, db, clock, controls: deps.controls }),
   };
 }
+
+/** An account's Pix Automático as its receiver: recurrences (with the code of one a payer may still approve), solicitations, recurring charges with their attempts. */
+export async function automaticoOf(ctx: ConsoleContext, accountId: bigint) {
+  const [recs, solicitations, charges] = await Promise.all([
+    selectRecurrences(ctx.db).where('recurrences.account_id', '=', accountId).orderBy('recurrences.created_at', 'desc').orderBy('recurrences.id', 'desc').limit(CONSOLE_CHARGES).execute(),
+    ctx.db
+      .selectFrom('rec_solicitations')
+      .innerJoin('recurrences', 'recurrences.id', 'rec_solicitations.recurrence_id')
+      .selectAll('rec_solicitations')
+      .select('recurrences.id_rec')
+      .where('rec_solicitations.account_id', '=', accountId)
+      .orderBy('rec_solicitations.created_at', 'desc')
+      .orderBy('rec_solicitations.id', 'desc')
+      .limit(CONSOLE_CHARGES)
+      .execute(),
+    selectRecurringCharges(ctx.db).where('recurring_charges.account_id', '=', accountId).orderBy('recurring_charges.created_at', 'desc').orderBy('recurring_charges.id', 'desc').limit(CONSOLE_CHARGES).execute(),
+  ]);
+  const withCodes = await Promise.all(
+    recs.map(async (row) => ({ row, code: row.status === 'CRIADA' ? await recurrenceCode({ db: ctx.db, publicUrl: ctx.config.publicUrl }, row) : undefined })),
+  );
+  return { recs: withCodes, solicitations, charges: await detailsOf(ctx.db, charges), ispb: ctx.config.pspIspb };
+}
+
+export type AutomaticoItems = Awaited<ReturnType<typeof automaticoOf>>;
 
 /** A page of every account with its balances. */
 export async function accountsWithBalances(ctx: ConsoleContext, page: number) {

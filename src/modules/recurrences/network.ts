@@ -11,7 +11,9 @@
  */
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/client.ts';
+import type { Config } from '../../config.ts';
 import type { Clock } from '../../lib/clock.ts';
+import type { SandboxControls } from '../controls/service.ts';
 import { formatCentavos } from '../../lib/money.ts';
 import { saoPauloDay } from '../cobv/due.ts';
 import { CHARGE_REJECTIONS, WHOLE_CHARGE_REJECTIONS, type ChargeRejection } from './catalog.ts';
@@ -19,8 +21,9 @@ import { recurringChargeCallback } from './callbacks.ts';
 import { newAttempt } from './charges.ts';
 import { ANSWER_WITHIN_MS, cycleOf, cycleStart, endOf, lastAttemptDay, MAX_RETRIES, RETRY_SLOT, retryAt, saoPauloHour, sendingWindow, settlementAt, settlementDate, type WindowDays } from './cycle.ts';
 import { appended, approveRecurrence, expireRecurrence, rejectRecurrence } from './lifecycle.ts';
-import { answerCharge, sandboxSolicitationAnswer, settleAttempt, type AutomaticoFaults } from './payer-psp.ts';
-import { selectRecurrences, selectRecurringCharges, type AttemptRow, type RecurringChargeRow, type SolicitationRow } from './rows.ts';
+import { answerCharge, sandboxSolicitationAnswer, settleAttempt, type AutomaticoFaults, type SolicitationAnswer } from './payer-psp.ts';
+import { notFound, unprocessable } from '../../http/errors.ts';
+import { selectRecurrences, selectRecurringCharges, type AttemptRow, type RecurrenceRow, type RecurringChargeRow, type SolicitationRow } from './rows.ts';
 
 export interface NetworkDeps {
   readonly db: Db;
@@ -31,6 +34,25 @@ export interface NetworkDeps {
   /** The sandbox's Pix Automático faults (none in production). */
   readonly faults?: AutomaticoFaults | undefined;
   readonly log?: { error(object: unknown, message: string): void } | undefined;
+}
+
+/**
+ * What the network's steps need, from the service's configuration: the API's advance of the test
+ * clock runs them, and so does every worker. The sandbox's controls give its faults.
+ */
+export function networkDeps(
+  deps: { config: Pick<Config, 'pspIspb' | 'automaticoWindowDays'>; db: Db; clock: Clock; controls?: Pick<SandboxControls, 'automaticoFault'> | undefined },
+  log?: NetworkDeps['log'],
+): NetworkDeps {
+  const { controls } = deps;
+  return {
+    db: deps.db,
+    clock: deps.clock,
+    ispb: deps.config.pspIspb,
+    windowDays: deps.config.automaticoWindowDays,
+    ...(controls ? { faults: { take: (stage, trx) => controls.automaticoFault(stage, trx) } } : {}),
+    ...(log ? { log } : {}),
+  };
 }
 
 /** The payer's PSP has a solicitation this long after it is sent (ENVIADA, then RECEIVED). */
@@ -168,7 +190,11 @@ async function solicitationStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Dat
   // sandbox's payer answers a minute later.
   if (s.status === 'ENVIADA') return moveSolicitation(trx, s, 'RECEBIDA', ours ? s.expires_at : until(SANDBOX_PAYER_DECIDES_AFTER_MS), at);
   if (ours) return moveSolicitation(trx, s, null, s.expires_at, at);
-  const answer = await sandboxSolicitationAnswer(trx, deps);
+  await answerSolicitation(trx, s, rec, await sandboxSolicitationAnswer(trx, deps), at);
+}
+
+/** The payer's answer to a solicitation it received: ACEITA, the recurrence APROVADA by JORNADA_1; or REJEITADA with it. */
+async function answerSolicitation(trx: Trx, s: SolicitationRow, rec: RecurrenceRow, answer: SolicitationAnswer, at: Date): Promise<void> {
   if ('reject' in answer) {
     await moveSolicitation(trx, s, 'REJEITADA', null, at);
     await rejectRecurrence(trx, rec, answer.reject, at);
@@ -177,6 +203,26 @@ async function solicitationStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Dat
   await moveSolicitation(trx, s, 'ACEITA', null, at);
   const { cpf, cnpj, ispbParticipante } = s.destinatario;
   await approveRecurrence(trx, rec, { jornada: 'JORNADA_1', pagador: { cpf, cnpj, ispbParticipante: ispbParticipante! } }, at);
+}
+
+/**
+ * The sandbox's payer answers a solicitation now, rather than a minute after receiving it (the
+ * console's and the sandbox API's "accept" and "reject"): only one RECEIVED by the sandbox's
+ * payer PSP, not one of this institution's account holders.
+ */
+export async function answerSolicitationNow(deps: Pick<NetworkDeps, 'db' | 'clock' | 'ispb'>, idSolicRec: string, answer: SolicitationAnswer): Promise<SolicitationRow> {
+  const at = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const s = await trx.selectFrom('rec_solicitations').selectAll().where('id_solic_rec', '=', idSolicRec).forUpdate().executeTakeFirst();
+    if (!s) throw notFound('SOLICITATION_NOT_FOUND', `No solicitation ${idSolicRec}`);
+    if (s.destinatario.ispbParticipante === deps.ispb) {
+      throw unprocessable('SOLICITATION_NOT_ANSWERABLE', `The solicitation ${idSolicRec} went to an account holder of this institution, who answers it from their own account`);
+    }
+    if (s.status !== 'RECEBIDA') throw unprocessable('SOLICITATION_NOT_ANSWERABLE', `The solicitation ${idSolicRec} is ${s.status}: the payer answers one RECEBIDA`);
+    const rec = await selectRecurrences(trx).where('recurrences.id', '=', s.recurrence_id).executeTakeFirstOrThrow();
+    await answerSolicitation(trx, s, rec, answer, at);
+    return trx.selectFrom('rec_solicitations').selectAll().where('id', '=', s.id).executeTakeFirstOrThrow();
+  });
 }
 
 // ---- Recurring charges and their attempts --------------------------------------------------
