@@ -15,6 +15,11 @@
 // the monitor promotes the standby, the old primary comes back as a standby, and the time from
 // each kill to the first acknowledged write is reported (scripts/chaos/failover.ts).
 //
+// Beside them, a company's recurring charges of Pix Automático (CHAOS_SUBSCRIPTIONS, 120) are
+// scheduled before the faults begin, and settled under kills of their own once the clients'
+// requests have their answers: the test clock moves days ahead to their morning slot while
+// processes are killed for CHAOS_SETTLE_SECONDS (8) (scripts/chaos/automatico.ts).
+//
 // The workload, the faults and the checks are in scripts/chaos/. Exit code 0 only when every
 // check holds.
 import { randomUUID } from 'node:crypto';
@@ -31,6 +36,8 @@ import { postgresTarget } from '../src/db/connection.ts';
 import type { PgCluster } from './lib/cluster.ts';
 import { idempotencyStorm, logFirstAnswers, openBank, quiesce, receive, resendUnknown, runClients } from './chaos/workload.ts';
 import { query } from './lib/pg.ts';
+import type { ApiClient } from './lib/api-client.ts';
+import { checkSubscriptions, moveToSettlement, openSubscriptions } from './chaos/automatico.ts';
 import { databaseUrl } from './lib/processes.ts';
 import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 
@@ -43,12 +50,17 @@ const RESTART_PG = (process.env.CHAOS_RESTART_PG ?? '1') === '1';
 const FAILOVER = parseArgs({ options: { failover: { type: 'boolean' } } }).values.failover === true;
 const FAILOVERS = envNumber('CHAOS_FAILOVERS', 1);
 const ADMIN = `chaos-admin-${randomUUID()}`;
+/** Recurring charges of Pix Automático settled under the faults. */
+const SUBSCRIPTIONS = envNumber('CHAOS_SUBSCRIPTIONS', 120);
+/** How long processes are killed while they settle. */
+const SETTLE_SECONDS = envNumber('CHAOS_SETTLE_SECONDS', 8);
 
 /** The accounts, the clients' run under faults with snapshots beside it, then the storm, the resends and the quiet end. */
 async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver, pg: PgCluster | undefined): Promise<void> {
   const bank = await openBank(cluster.first(), ADMIN, receiver, ACCOUNTS);
   const any = () => cluster.any();
   for (const a of bank.accounts) await receive(bank, any(), ADMIN, a, '500.00');
+  const subscriptions = await openSubscriptions(cluster.first(), ADMIN, SUBSCRIPTIONS);
 
   const stop = new AbortController();
   const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG && !pg, server: DATABASE_SERVER }, stop.signal);
@@ -65,9 +77,28 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
   const storm = await idempotencyStorm(bank.accounts[0]!, any);
   logFirstAnswers(bank);
   const retried = await resendUnknown(bank, any, CLIENTS);
+  await settleUnderFaults(cluster, any, subscriptions);
   const pendingDeliveries = await quiesce(cluster.first(), ADMIN, url);
   await runChecks({ url, bank, crashes: cluster.crashes, snapshots: taken, storm, retried, pendingDeliveries, receiver });
+  await checkSubscriptions(url, subscriptions);
   if (pg) await checkFailovers(pg, url, bank, failovers);
+}
+
+/**
+ * The recurring charges' morning slot, under kills of their own: the clock moves there (days
+ * ahead) and workers and the advancing request settle the charges while processes are killed.
+ * After every transfer has its definite answer: a jump of days expires the idempotency keys
+ * their resends would have used (24 hours of business time).
+ */
+async function settleUnderFaults(cluster: Cluster, any: () => ApiClient, subscriptions: Awaited<ReturnType<typeof openSubscriptions>>): Promise<void> {
+  const stop = new AbortController();
+  const faults = injectFaults(cluster, { seconds: SETTLE_SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: false, server: DATABASE_SERVER }, stop.signal);
+  await moveToSettlement(any, ADMIN, subscriptions);
+  await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+  stop.abort();
+  await faults;
+  await cluster.startStopped();
+  log(`the recurring charges' slot under kills for ${SETTLE_SECONDS} s; kills: ${cluster.procs.map((p) => `${p.name} ${p.kills}`).join(', ')}`);
 }
 
 /** What each failover took, and the checks that are the cluster's: each ended in writes, the standby holds what the primary holds. */
