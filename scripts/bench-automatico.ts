@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { closedLoop, percentile } from './bench-load.ts';
-import { ApiClient, fetchTransport } from './lib/api-client.ts';
+import { ApiClient, fetchTransport, type ApiRequest } from './lib/api-client.ts';
 import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 import { query } from './lib/pg.ts';
 import { databaseUrl, freePort, ServiceProcess } from './lib/processes.ts';
@@ -63,6 +63,39 @@ async function schedule(url: string, accountId: number, accountNumber: string, d
   await query(url, 'analyze recurrences, recurring_charges, recurring_charge_attempts');
 }
 
+/** Moves the clock to `due`'s settlement slot while READERS clients read a balance; prints the drain and the reads. */
+async function drain(api: ApiClient, url: string, balance: () => ApiRequest, due: string): Promise<void> {
+  const before = await closedLoop(api, READERS, BASELINE_SECONDS, balance, 200);
+  const slot = `${due}T03:00:00.000Z`;
+  const started = performance.now();
+  const during: number[] = [];
+  let drained = 0;
+  const readers = Array.from({ length: READERS }, async () => {
+    while (drained === 0) {
+      const at = performance.now();
+      const res = await api.send(balance());
+      if (res.status === 200) during.push(performance.now() - at);
+    }
+  });
+  const advancing = api.send(api.operator(ADMIN).request('POST', '/sandbox/clock/advance', { to: slot }));
+  let paid = 0;
+  while (paid < CHARGES) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const [row] = await query<{ n: number }>(url, `select count(*)::int as n from recurring_charge_attempts where status = 'PAGA'`);
+    paid = row!.n;
+    if (performance.now() - started > 600_000) break;
+  }
+  drained = performance.now() - started;
+  const answer = await advancing;
+  await Promise.all(readers);
+  during.sort((a, b) => a - b);
+  const seconds = drained / 1000;
+  console.log(`drained ${paid} of ${CHARGES} in ${seconds.toFixed(2)} s: ${(paid / seconds).toFixed(0)} charges settled a second (the advance answered ${answer.status}, ${String((answer.body as { steps?: number }).steps)} steps of its own)`);
+  const p99 = percentile(during, 99);
+  console.log(`balance reads before: p50 ${before.p50.toFixed(1)} ms, p99 ${before.p99.toFixed(1)} ms (${before.ok} reads, ${READERS} clients)`);
+  console.log(`balance reads during: p50 ${percentile(during, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${during.length} reads); p99 ratio during/before ${(p99 / before.p99).toFixed(2)}; target p99 < 50 ms: ${p99 < 50 ? 'met' : 'missed'}`);
+}
+
 async function main(): Promise<void> {
   const name = `pix_bench_automatico_${Date.now()}`;
   await query(DATABASE_SERVER, `create database ${name}`);
@@ -83,36 +116,7 @@ async function main(): Promise<void> {
     await schedule(url, receiver.accountId, receiver.accountNumber, due, clock.now);
     console.log(`${CHARGES} recurring charges AGENDADA for ${due} (written in ${((performance.now() - made) / 1000).toFixed(1)} s); ${1 + WORKERS} processes with a worker`);
 
-    const balance = () => reader.api.request('GET', '/accounts/balances');
-    const before = await closedLoop(api, READERS, BASELINE_SECONDS, balance, 200);
-    const slot = `${due}T03:00:00.000Z`;
-    const started = performance.now();
-    const during: number[] = [];
-    let drained = 0;
-    const readers = Array.from({ length: READERS }, async () => {
-      while (drained === 0) {
-        const at = performance.now();
-        const res = await api.send(balance());
-        if (res.status === 200) during.push(performance.now() - at);
-      }
-    });
-    const advancing = api.send(api.operator(ADMIN).request('POST', '/sandbox/clock/advance', { to: slot }));
-    let paid = 0;
-    while (paid < CHARGES) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const [row] = await query<{ n: number }>(url, `select count(*)::int as n from recurring_charge_attempts where status = 'PAGA'`);
-      paid = row!.n;
-      if (performance.now() - started > 600_000) break;
-    }
-    drained = performance.now() - started;
-    const answer = await advancing;
-    await Promise.all(readers);
-    during.sort((a, b) => a - b);
-    const seconds = drained / 1000;
-    console.log(`drained ${paid} of ${CHARGES} in ${seconds.toFixed(2)} s: ${(paid / seconds).toFixed(0)} charges settled a second (the advance answered ${answer.status}, ${String((answer.body as { steps?: number }).steps)} steps of its own)`);
-    const p99 = percentile(during, 99);
-    console.log(`balance reads before: p50 ${before.p50.toFixed(1)} ms, p99 ${before.p99.toFixed(1)} ms (${before.ok} reads, ${READERS} clients)`);
-    console.log(`balance reads during: p50 ${percentile(during, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms (${during.length} reads); p99 ratio during/before ${(p99 / before.p99).toFixed(2)}; target p99 < 50 ms: ${p99 < 50 ? 'met' : 'missed'}`);
+    await drain(api, url, () => reader.api.request('GET', '/accounts/balances'), due);
     const [facts] = await query<{ charges: number; concluded: number; credits: number; twice: number; balance: string; total: string }>(
       url,
       `select (select count(*)::int from recurring_charges) as charges,
