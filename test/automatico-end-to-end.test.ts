@@ -63,6 +63,9 @@ describe('Pix Automático end to end: webhooks, journey 3, three monthly cycles 
         new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
         return JSON.parse(r.body) as Json;
       });
+  /** How many changes a callback's item tells: its own and its attempts' histories only grow. */
+  const changes = (c: Json) =>
+    ((c.atualizacao as Json[] | undefined)?.length ?? 0) + ((c.tentativas as Json[] | undefined) ?? []).reduce((n, a) => n + ((a.atualizacao as Json[] | undefined)?.length ?? 0), 0);
   const charge = async (txid: string) => {
     const res = await v2('GET', `/cobr/${txid}`);
     assert.equal(res.status, 200, res.text);
@@ -80,11 +83,20 @@ describe('Pix Automático end to end: webhooks, journey 3, three monthly cycles 
     writeFileSync(join(dir, 'client.crt'), client.certPem);
     writeFileSync(join(dir, 'client.key'), client.keyPem);
     clientFingerprint = new X509Certificate(client.certPem).fingerprint256;
+    callbacks = await mutualTlsReceiver(dir);
     const port = await freePort();
     origin = `http://127.0.0.1:${port}`;
-    t = await startTestApp({ env: { PUBLIC_URL: origin, WEBHOOK_CLIENT_CERT_FILE: join(dir, 'client.crt'), WEBHOOK_CLIENT_KEY_FILE: join(dir, 'client.key') } });
+    // The API trusts the receiver too: a resend is delivered by the API process itself.
+    t = await startTestApp({
+      env: {
+        PUBLIC_URL: origin,
+        WEBHOOK_CLIENT_CERT_FILE: join(dir, 'client.crt'),
+        WEBHOOK_CLIENT_KEY_FILE: join(dir, 'client.key'),
+        WEBHOOK_CA_FILE: callbacks.caFile,
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+      },
+    });
     await t.app.listen({ port, host: '127.0.0.1' });
-    callbacks = await mutualTlsReceiver(dir);
     sender = new WebhookSender({ allowPrivate: true, caFile: callbacks.caFile, timeoutMs: 3000, clientCertificate: webhookClientCertificate(t.config) });
     receiver = await createClient(t, { name: 'Academia Forte', document: randomCnpj() });
     headers = receiver.headers;
@@ -183,8 +195,13 @@ describe('Pix Automático end to end: webhooks, journey 3, three monthly cycles 
 
   it('each change of the charges was told at POST {webhookUrl}/cobr, valid under CobRNotification, the last of each CONCLUIDA with its Pix', async () => {
     await deliver();
-    const told = arrived('/auto/cobr').flatMap((b) => b.cobsr as Json[]);
+    // Callbacks are delivered concurrently, so they may arrive out of order: each is put in its
+    // place by how many changes it tells (its own and its attempts' histories only grow).
+    const told = arrived('/auto/cobr')
+      .flatMap((b) => b.cobsr as Json[])
+      .sort((a, b) => changes(a) - changes(b));
     for (const item of told) assertBcbDefinition('CobRNotification', item);
+    assert.ok(told.every((c) => changes(c) > 0), 'every callback tells its history');
     for (const { txid } of cycles) {
       const mine = told.filter((c) => c.txid === txid);
       assert.ok(mine.length >= 2, `${txid}: scheduled and paid at least`);
@@ -196,5 +213,43 @@ describe('Pix Automático end to end: webhooks, journey 3, three monthly cycles 
     }
     const second = told.filter((c) => c.txid === cycles[1]!.txid).map((c) => (c.tentativas as Json[]).map((a) => `${String(a.tipo)}:${String(a.status)}`).join(','));
     assert.deepEqual([...new Set(second)], ['AGND:AGENDADA', 'AGND:EXPIRADA', 'AGND:EXPIRADA,NTAG:SOLICITADA', 'AGND:EXPIRADA,NTAG:AGENDADA', 'AGND:EXPIRADA,NTAG:PAGA']);
+  });
+
+  it('POST /api/resend-webhook/{idRec | txid} resends the latest callback of the recurrence or the charge: same body and webhook-id, over mutual TLS, logged as a resend', async () => {
+    await deliver();
+    // The latest callback about a subject: the one that tells the most changes.
+    const item = (path: string, body: string) => ((JSON.parse(body) as Json)[path.endsWith('/rec') ? 'recs' : 'cobsr'] as Json[])[0]!;
+    const latest = (path: string, field: 'idRec' | 'txid', id: string) =>
+      callbacks.received
+        .filter((r) => r.path === path && item(path, r.body)[field] === id)
+        .sort((a, b) => changes(item(path, a.body)) - changes(item(path, b.body)))
+        .at(-1)!;
+    const last = cycles.at(-1)!.txid;
+    const cases = [
+      [idRec, '/auto/rec', latest('/auto/rec', 'idRec', idRec)],
+      [last, '/auto/cobr', latest('/auto/cobr', 'txid', last)],
+    ] as const;
+    for (const [identifier, path, sent] of cases) {
+      assert.ok(sent, `a callback about ${identifier} was delivered`);
+      callbacks.received.length = 0;
+      const res = await call('POST', `/api/resend-webhook/${identifier}`);
+      assert.equal(res.status, 200, res.text);
+      const body = res.body as { webhookId: string; statusCode: number; deliveries: { url: string; success: boolean }[]; webhookLogId: number };
+      assert.deepEqual(
+        [body.webhookId, body.statusCode, body.deliveries.map((d) => [d.url, d.success])],
+        [sent.headers['webhook-id'], 200, [[`${callbacks.origin}${path}`, true]]],
+      );
+      const [got] = callbacks.received;
+      assert.equal(got!.path, path);
+      assert.equal(got!.body, sent.body, 'the same body');
+      assert.equal(got!.headers['webhook-id'], sent.headers['webhook-id']);
+      arrived(path);
+      const logs = await call('GET', `/api/webhooks/logs?eventType=${path.slice(6)}&size=100`);
+      assert.equal(logs.status, 200, logs.text);
+      const entry = (logs.body.data as Json[]).find((l) => l.webhookLogId === body.webhookLogId);
+      assert.deepEqual([entry?.eventType, entry?.isResend, entry?.success], [path.slice(6), true, true]);
+    }
+    const unknown = await call('POST', '/api/resend-webhook/RN9999999920261207000000000000');
+    assert.equal(unknown.status, 404, unknown.text);
   });
 });

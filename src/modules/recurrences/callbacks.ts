@@ -8,21 +8,18 @@
 import type { Trx } from '../../db/client.ts';
 import { cobrNotificationView } from '../../dialects/bcb/cobr/views.ts';
 import { recNotificationView } from '../../dialects/bcb/rec/views.ts';
-import { enqueueAutomaticoCallback } from '../webhooks/automatico.ts';
+import { automaticoSubject, enqueueAutomaticoCallback } from '../webhooks/automatico.ts';
 import { chargeDetail, type RecurrenceRow } from './rows.ts';
 
-export const recSubject = (idRec: string) => `rec:${idRec}`;
-export const cobrSubject = (txid: string) => `cobr:${txid}`;
-
 export async function recurrenceCallback(trx: Trx, row: RecurrenceRow, at: Date): Promise<void> {
-  await enqueueAutomaticoCallback(trx, { accountId: row.account_id, kind: 'rec', subject: recSubject(row.id_rec), payload: { recs: [recNotificationView(row)] } }, at);
+  await enqueueAutomaticoCallback(trx, { accountId: row.account_id, kind: 'rec', subject: automaticoSubject('rec', row.id_rec), payload: { recs: [recNotificationView(row)] } }, at);
 }
 
 export async function recurringChargeCallback(trx: Trx, chargeId: bigint, at: Date): Promise<void> {
   const detail = await chargeDetail(trx, chargeId);
   await enqueueAutomaticoCallback(
     trx,
-    { accountId: detail.row.account_id, kind: 'cobr', subject: cobrSubject(detail.row.txid), payload: { cobsr: [cobrNotificationView(detail)] } },
+    { accountId: detail.row.account_id, kind: 'cobr', subject: automaticoSubject('cobr', detail.row.txid), payload: { cobsr: [cobrNotificationView(detail)] } },
     at,
   );
 }

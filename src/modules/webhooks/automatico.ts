@@ -17,6 +17,9 @@ import { destination } from './service.ts';
  */
 export type AutomaticoKind = 'rec' | 'cobr';
 
+/** What a callback is about, in `outbox.subject`: a recurrence by its idRec, a recurring charge by its txid. */
+export const automaticoSubject = (kind: AutomaticoKind, id: string) => `${kind}:${id}`;
+
 export interface AutomaticoWebhooksDeps {
   readonly db: Db;
   readonly clock: Clock;
@@ -122,15 +125,22 @@ export async function enqueueAutomaticoCallback(
   return true;
 }
 
-/** The latest callback about a subject (a recurrence or a recurring charge), to resend. */
-export function latestCallbackOf(db: DbExecutor, accountId: bigint, kind: AutomaticoKind, subject: string) {
-  return db
-    .selectFrom('outbox')
-    .select(['id', 'payload', 'message_id', 'event_type'])
-    .where('account_id', '=', accountId)
-    .where('subject', '=', subject)
-    .where('event_type', '=', kind)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+/**
+ * The latest callback of Pix Automático to resend for `identifier`: a recurrence's idRec, else a
+ * recurring charge's txid; with the webhook of its kind, if the account still has one.
+ */
+export async function automaticoCallbackToResend(db: DbExecutor, accountId: bigint, identifier: string, kinds: readonly AutomaticoKind[] = ['rec', 'cobr']) {
+  for (const kind of kinds) {
+    const notification = await db
+      .selectFrom('outbox')
+      .select(['id', 'payload', 'message_id'])
+      .where('account_id', '=', accountId)
+      .where('subject', '=', automaticoSubject(kind, identifier))
+      .where('event_type', '=', kind)
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (notification) return { kind, notification, webhookUrl: (await findAutomaticoWebhook(db, accountId, kind))?.webhook_url ?? null };
+  }
+  return null;
 }

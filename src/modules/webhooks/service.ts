@@ -8,6 +8,7 @@ import { findByIdentifier } from '../transactions/repo.ts';
 import { interval, MAX_INTERVAL_DAYS, pageMetadata } from '../transactions/service.ts';
 import { notificationBody } from './delivery.ts';
 import { checkResolvedDestination, DestinationError, destinationOrigin, parseDestination, type DestinationPolicy } from './destination.ts';
+import { automaticoCallbackToResend } from './automatico.ts';
 import { callbackToResend, callbackUrl } from './pix-callbacks.ts';
 import * as repo from './repo.ts';
 import { newWebhookSecret, signingSecrets } from './secrets.ts';
@@ -281,7 +282,7 @@ async function resendTargets(
 }
 
 /** Sends one delivery of a resend and logs it (as a resend). */
-async function deliverResend(deps: WebhooksDeps, accountId: bigint, transactionId: bigint, target: ResendTarget, secrets: readonly string[]) {
+async function deliverResend(deps: WebhooksDeps, accountId: bigint, transactionId: bigint | null, target: ResendTarget, secrets: readonly string[]) {
   const { url, messageId, body, headers } = target;
   const attempt = await deps.sender.send({ url, messageId, body, headers, secrets, ...(target.mutualTls ? { mutualTls: true } : {}) }, () => deps.clock.now());
   const log = await repo.insertLog(deps.db, {
@@ -322,16 +323,54 @@ export async function resend(deps: WebhooksDeps, accountId: bigint, identifier: 
     });
   }
   const transaction = await findByIdentifier(deps.db, accountId, identifier);
-  if (!transaction) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
+  if (!transaction) return resendAutomatico(deps, accountId, identifier, body);
   const eventType = EVENT_OF_TYPE[transaction.type];
   const notification = await repo.latestNotification(deps.db, accountId, transaction.id, eventType);
-  const callback = transaction.type === 'PAYMENT' ? await callbackToResend(deps.db, accountId, transaction.id) : null;
-  if (!notification && !callback) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
+  const paid = transaction.type === 'PAYMENT';
+  const callback = paid ? await callbackToResend(deps.db, accountId, transaction.id) : null;
+  // A Pix that paid a recurring charge (its txid): the charge's latest callback too.
+  const charge = paid && transaction.external_id !== null ? await automaticoCallbackToResend(deps.db, accountId, transaction.external_id, ['cobr']) : null;
+  if (!notification && !callback && !charge) throw badRequest('NOTHING_TO_RESEND', 'This transaction has no notification yet (it is still pending)');
   const once = body.url !== undefined ? await destination(body.url, deps.policy) : undefined;
   const targets = await resendTargets(deps, accountId, eventType, { notification, callback }, once);
+  const chargeTarget = charge ? automaticoTarget(charge, once) : null;
+  if (chargeTarget) targets.push(chargeTarget);
   if (targets.length === 0) throw badRequest('NO_WEBHOOK_URL', `No active webhook URL for ${eventType} and no url in the body`);
   const secrets = signingSecrets((await repo.accountSecrets(deps.db, accountId))!, deps.clock.now());
   const deliveries = await Promise.all(targets.map((target) => deliverResend(deps, accountId, transaction.id, target, secrets)));
+  return resendAnswer(targets, deliveries);
+}
+
+type AutomaticoResendable = NonNullable<Awaited<ReturnType<typeof automaticoCallbackToResend>>>;
+
+/** A Pix Automático callback's resend: as it was sent, to `{webhookUrl}/rec` or `/cobr`, or under the body's `url`; none without either. */
+function automaticoTarget(found: AutomaticoResendable, once: string | undefined): ResendTarget | null {
+  const base = once ?? found.webhookUrl;
+  if (base === null) return null;
+  return {
+    url: callbackUrl(base, found.kind),
+    eventType: found.kind,
+    messageId: found.notification.message_id,
+    body: notificationBody(found.kind, found.notification.payload),
+    headers: {},
+    mutualTls: true,
+  };
+}
+
+/**
+ * A resend of Pix Automático's latest callback about a recurrence (by its idRec) or a recurring
+ * charge (by its txid), for one no Pix has paid yet.
+ */
+async function resendAutomatico(deps: WebhooksDeps, accountId: bigint, identifier: string, body: { url?: string | undefined }) {
+  const found = await automaticoCallbackToResend(deps.db, accountId, identifier);
+  if (!found) throw notFound('TRANSACTION_NOT_FOUND', 'Transaction not found');
+  const target = automaticoTarget(found, body.url !== undefined ? await destination(body.url, deps.policy) : undefined);
+  if (!target) throw badRequest('NO_WEBHOOK_URL', `No webhook of ${found.kind} (PUT /v2/webhook${found.kind}) and no url in the body`);
+  const secrets = signingSecrets((await repo.accountSecrets(deps.db, accountId))!, deps.clock.now());
+  return resendAnswer([target], [await deliverResend(deps, accountId, null, target, secrets)]);
+}
+
+function resendAnswer(targets: readonly ResendTarget[], deliveries: Awaited<ReturnType<typeof deliverResend>>[]) {
   const first = deliveries[0]!;
   return {
     message: first.success ? 'Webhook resent' : `Webhook resend failed: ${first.error ?? 'no answer'}`,

@@ -26,7 +26,7 @@ const LogsResponse = Type.Object({
   data: Type.Array(
     Type.Object({
       webhookLogId: Type.Integer(),
-      eventType: Type.String({ description: 'An event type, or pix (a BCB callback): each one a value the eventType filter takes' }),
+      eventType: Type.String({ description: 'An event type, or pix, rec or cobr (a BCB callback): each one a value the eventType filter takes' }),
       transactionId: Nullable(Type.Integer()),
       url: Type.String(),
       webhookId: Type.String({ description: 'The webhook-id header: the same for every attempt of one notification' }),

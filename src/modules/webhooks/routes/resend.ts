@@ -18,7 +18,7 @@ export function resendWebhookRoute(app: RouteApp, deps: service.WebhooksDeps): v
         operationId: 'resendWebhook',
         summary: "Deliver a transaction's notification again",
         description:
-          'By numeric id, externalId or end-to-end id. To the body `url` (used once, not stored) or to every active URL ' +
+          'By numeric id, externalId or end-to-end id; or the latest Pix Automático callback of a recurrence (idRec) or a recurring charge (txid). To the body `url` (used once, not stored) or to every active URL ' +
           "of the transaction's event type, with the notification's own webhook-id. At most 60 per minute per account (429 " +
           'with Retry-After).',
         params: Type.Object({ transactionIdentifier: Type.String({ minLength: 1, maxLength: 64 }) }),

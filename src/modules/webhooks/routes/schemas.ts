@@ -20,8 +20,10 @@ export const EventType = Type.Union(
  * What the delivery log calls an entry's event: a registration's event type, or `pix` for BCB's
  * callbacks to a key's webhook. The log's filter takes each value its entries carry.
  */
-export const LoggedEventType = Type.Union([...EventType.anyOf, Type.Literal('pix')], {
-  description: "An event type, or pix: BCB's callback of a received Pix to its key's webhook (PUT /v2/webhook/{chave})",
+export const LoggedEventType = Type.Union([...EventType.anyOf, Type.Literal('pix'), Type.Literal('rec'), Type.Literal('cobr')], {
+  description:
+    "An event type, or one of BCB's callbacks: pix, a received Pix to its key's webhook (PUT /v2/webhook/{chave}); rec and cobr, " +
+    "Pix Automático's recurrences and recurring charges to PUT /v2/webhookrec's and /v2/webhookcobr's",
 });
 
 const Header = Type.Object(
