@@ -47,6 +47,7 @@ import { payloadSignerFromFiles } from './modules/locations/signing/files.ts';
 import { preparePayloadSigner, signingAddress } from './modules/locations/signing/service.ts';
 import type { PayloadSigner } from './modules/locations/signing/signer.ts';
 import { medRoutes, sandboxMedRoutes } from './modules/meds/routes.ts';
+import { payerAutomaticoRoutes } from './modules/recurrences/payer-routes.ts';
 import { payerRoutes } from './modules/payer/routes.ts';
 import { refundRoutes } from './modules/refunds/routes.ts';
 import { sandboxRoutes } from './modules/sandbox/routes/index.ts';
@@ -512,6 +513,7 @@ function accountRoutes(deps: AppDeps, services: Services) {
     await accountScope.register(chargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists, cobs: services.cobs }));
     await accountScope.register(refundRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
     await accountScope.register(medRoutes({ db, clock, lists }));
+    await accountScope.register(payerAutomaticoRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl, lists }));
     await accountScope.register(webhookRoutes({ db, clock, realClock: realClockOf(deps), sender, policy, resendLimiter, lists }));
   };
 }
@@ -554,7 +556,7 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
       await sandboxScope.register(sandboxRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, metrics }));
       await sandboxScope.register(sandboxChargeRoutes({ db, clock, ispb: config.pspIspb, publicUrl: config.publicUrl }));
       await sandboxScope.register(sandboxMedRoutes({ db, clock, ispb: config.pspIspb, ...wake }));
-      await sandboxScope.register(automaticoSandboxRoutes({ db, clock, ispb: config.pspIspb }));
+      await sandboxScope.register(automaticoSandboxRoutes({ db, clock, ispb: config.pspIspb, windowDays: config.automaticoWindowDays, lists: services.lists }));
       await sandboxScope.register(payerRoutes({ db, clock, ispb: config.pspIspb, settlementDelayMs: config.settlementDelayMs, publicUrl: config.publicUrl, qrSigning: config.qrSigning, tlsCertFile: config.tls?.certFile }));
       if (deps.controls) {
         const network = networkDeps(deps, main.log);

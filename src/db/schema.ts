@@ -249,7 +249,8 @@ export type RecPolitica = 'NAO_PERMITE' | 'PERMITE_3R_7D';
 export interface RecurrencesTable {
   id: Generated<bigint>;
   id_rec: string;
-  account_id: Id;
+  /** The receiver's account; null for a receiver at another institution (recebedor_externo). */
+  account_id: bigint | null;
   loc_id: bigint | null;
   status: RecStatus;
   contrato: string;
@@ -274,8 +275,17 @@ export interface RecurrencesTable {
   valor_maximo_pagador_centavos: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   /** The payer's account, when the payer is an account holder of this service. */
   payer_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  /** A receiver at another institution, as it described itself. */
+  recebedor_externo: ColumnType<ExternalReceiver | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+}
+
+/** A receiver at another institution (the sandbox's): its CNPJ, name and PSP. */
+export interface ExternalReceiver {
+  cnpj: string;
+  nome: string;
+  ispbParticipante: string;
 }
 
 export type SolicRecStatus = 'CRIADA' | 'ENVIADA' | 'RECEBIDA' | 'REJEITADA' | 'ACEITA' | 'EXPIRADA' | 'CANCELADA';
@@ -284,13 +294,16 @@ export type SolicRecStatus = 'CRIADA' | 'ENVIADA' | 'RECEBIDA' | 'REJEITADA' | '
 export interface RecSolicitationsTable {
   id: Generated<bigint>;
   id_solic_rec: string;
-  account_id: Id;
+  /** The receiver's account; null when another institution's receiver sent it. */
+  account_id: bigint | null;
   recurrence_id: Id;
   status: SolicRecStatus;
   expires_at: Timestamp;
   destinatario: Json<Record<string, string>>;
   history: Json<{ status: SolicRecStatus; data: string }[]>;
   next_step_at: Timestamp | null;
+  /** The account holder of this service it reached, when the payer is one. */
+  payer_account_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
@@ -303,7 +316,8 @@ export type AttemptStep = 'answer' | 'answer_overdue' | 'settle' | 'retry';
 /** A recurring charge of Pix Automático (BCB's cobr). */
 export interface RecurringChargesTable {
   id: Generated<bigint>;
-  account_id: Id;
+  /** The receiver's account; null for a receiver at another institution. */
+  account_id: bigint | null;
   recurrence_id: Id;
   txid: string;
   status: CobRStatus;
@@ -337,6 +351,8 @@ export interface RecurringChargeAttemptsTable {
   history: Json<{ status: AttemptStatus; data: string }[]>;
   step: AttemptStep | null;
   next_step_at: Timestamp | null;
+  /** The payer's Pix out that paid it, when the payer is an account holder of this service. */
+  debit_transaction_id: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }
@@ -428,7 +444,23 @@ export interface SettlementQueueTable {
   expires_at: Timestamp;
 }
 
-export type WebhookEventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
+export type WebhookEventType =
+  | 'cash_in'
+  | 'cash_out'
+  | 'refund_in'
+  | 'refund_out'
+  | 'med_created'
+  | 'med_accepted'
+  | 'med_rejected'
+  | 'authorization_requested'
+  | 'authorization_approved'
+  | 'authorization_rejected'
+  | 'authorization_cancelled'
+  | 'authorization_expired'
+  | 'recurring_charge_scheduled'
+  | 'recurring_charge_paid'
+  | 'recurring_charge_failed'
+  | 'recurring_charge_cancelled';
 
 export interface WebhooksTable {
   id: Generated<bigint>;

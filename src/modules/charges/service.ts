@@ -23,7 +23,9 @@ import { findKey } from '../directory/repo.ts';
 import type { LocationRow } from '../locations/repo.ts';
 import { locationUrl, newLocationToken, takeLocation } from '../locations/service.ts';
 import { requirePixKey } from '../directory/service.ts';
-import { receivePix } from '../settlement/service.ts';
+import { debitNow, holderCounterpart, receivePix } from '../settlement/service.ts';
+import type { Counterpart } from '../settlement/repo.ts';
+import { insufficientFunds } from '../ledger/service.ts';
 import { lastPayableDay } from '../cobv/amount.ts';
 import { cobvDueOn, cobvValueComponents, saoPauloDay } from '../cobv/due.ts';
 import { MAX_INTERVAL_DAYS } from '../transactions/service.ts';
@@ -630,6 +632,8 @@ export interface ChargePayment {
   amountCentavos?: bigint | undefined;
   payer: { name: string; document: string; ispb: string; bankName: string | null; behavior?: 'reject' | undefined };
   description?: string | null | undefined;
+  /** An account holder of this service pays it from its `available`, now (else the money arrives from the network). */
+  fromAccount?: (Counterpart & { accountId: bigint }) | undefined;
   /** When the PIX arrived (back-dated in the sandbox): the charge must be ATIVA then. */
   at: Date;
   now: Date;
@@ -715,6 +719,23 @@ export async function payChargeInTransaction(trx: Trx, p: ChargePayment): Promis
   }
   if (amountCentavos <= 0n) return { ok: false, error: unprocessable('WRONG_AMOUNT', 'The charge leaves the amount to the payer: it must be greater than 0') };
   const endToEndId = pixIdentifier('E', p.payer.ispb, p.at);
+  if (p.fromAccount) {
+    const debited = await debitNow(trx, {
+      payerAccountId: p.fromAccount.accountId,
+      amountCentavos,
+      endToEndId,
+      txid: charge.txid,
+      pixKey: charge.chave,
+      valueComponents: due.components,
+      description: p.description ?? null,
+      payer: p.fromAccount,
+      receiver: await holderCounterpart(trx, p.payer.ispb, charge.account_id),
+      now: p.now,
+    });
+    if ('insufficient' in debited) return { ok: false, error: insufficientFunds() };
+    await repo.updateCharge(trx, charge.id, { status: 'CONCLUIDA', paidTransactionId: debited.payment!.id, now: p.now });
+    return { ok: true, value: { endToEndId, transactionId: debited.payment!.id } };
+  }
   const received = await receivePix(trx, {
     accountId: charge.account_id,
     amountCentavos,

@@ -3,13 +3,15 @@ import type { DbExecutor, Trx } from '../../db/client.ts';
 import { prepared } from '../../db/prepared.ts';
 import { enqueuePixCallbacks } from '../webhooks/pix-callbacks.ts';
 
-export type EventType = 'cash_in' | 'cash_out' | 'refund_in' | 'refund_out' | 'med_created' | 'med_accepted' | 'med_rejected';
+import type { WebhookEventType } from '../../db/schema.ts';
+
+export type EventType = WebhookEventType;
 
 export interface OutboxEvent {
   accountId: bigint;
   eventType: EventType;
   transactionId: bigint | null;
-  payload: { type: 'TRANSFER' | 'RECEIVE' | 'REFUND' | 'MED'; data: Record<string, unknown> };
+  payload: { type: 'TRANSFER' | 'RECEIVE' | 'REFUND' | 'MED' | 'AUTHORIZATION' | 'RECURRING_CHARGE'; data: Record<string, unknown> };
   now: Date;
 }
 

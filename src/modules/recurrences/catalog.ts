@@ -38,6 +38,7 @@ export const WHOLE_CHARGE_REJECTIONS: ReadonlySet<ChargeRejection> = new Set(['A
  * BCB's example cobRResponse3 shows, with no `rejeicao`.
  */
 export const INSUFFICIENT_FUNDS = 'AM04';
+export const INSUFFICIENT_FUNDS_DESCRIPTION = 'Saldo insuficiente na conta transacional do usuário pagador';
 
 /** Why a recurring charge was cancelled (CobRAtualizacao.encerramento.cancelamento.codigo). */
 export const CHARGE_CANCELLATIONS = {

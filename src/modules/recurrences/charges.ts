@@ -83,11 +83,20 @@ function day(text: string, field: string): string {
   return text;
 }
 
-/** Whether the account holds a charge of any kind (cob, cobv, cobr) with this txid. */
-async function txidInUse(db: DbExecutor, accountId: bigint, txid: string): Promise<boolean> {
+/**
+ * Whose charges these are: an account of this service (its id), or null for the receivers at
+ * other institutions the sandbox plays, whose recurring charges have no account here.
+ */
+export type ReceiverAccount = bigint | null;
+
+/** The rows of `ReceiverAccount`'s receiver: `column = id`, or `column is null`. */
+const ofReceiver = (accountId: ReceiverAccount) => [accountId === null ? ('is' as const) : ('=' as const), accountId] as const;
+
+/** Whether the receiver holds a charge of any kind (cob, cobv, cobr) with this txid. */
+async function txidInUse(db: DbExecutor, accountId: ReceiverAccount, txid: string): Promise<boolean> {
   const [charge, recurring] = await Promise.all([
-    db.selectFrom('charges').select('id').where('account_id', '=', accountId).where('txid', '=', txid).executeTakeFirst(),
-    db.selectFrom('recurring_charges').select('id').where('account_id', '=', accountId).where('txid', '=', txid).executeTakeFirst(),
+    accountId === null ? undefined : db.selectFrom('charges').select('id').where('account_id', '=', accountId).where('txid', '=', txid).executeTakeFirst(),
+    db.selectFrom('recurring_charges').select('id').where('account_id', ...ofReceiver(accountId)).where('txid', '=', txid).executeTakeFirst(),
   ]);
   return charge !== undefined || recurring !== undefined;
 }
@@ -102,11 +111,11 @@ interface CheckedCharge {
   ajuste: boolean;
 }
 
-async function checkCharge(deps: RecurringChargeDeps, accountId: bigint, txid: string | undefined, input: RecurringChargeInput): Promise<CheckedCharge> {
+async function checkCharge(deps: RecurringChargeDeps, accountId: ReceiverAccount, txid: string | undefined, input: RecurringChargeInput): Promise<CheckedCharge> {
   const today = saoPauloDay(deps.clock.now());
   const [account, rec] = await Promise.all([
-    findAccount(deps.db, accountId),
-    selectRecurrences(deps.db).where('recurrences.account_id', '=', accountId).where('recurrences.id_rec', '=', input.idRec).executeTakeFirst(),
+    accountId === null ? undefined : findAccount(deps.db, accountId),
+    selectRecurrences(deps.db).where('recurrences.account_id', ...ofReceiver(accountId)).where('recurrences.id_rec', '=', input.idRec).executeTakeFirst(),
   ]);
   const ajuste = input.ajusteDiaUtil ?? true;
   const [, due, amount] = await checkEach(
@@ -152,7 +161,7 @@ async function checkCharge(deps: RecurringChargeDeps, accountId: bigint, txid: s
 }
 
 /** The charge and its first attempt, in one transaction: refused when its recurrence's cycle has a charge already. */
-async function insertCharge(deps: RecurringChargeDeps, accountId: bigint, txid: string, c: CheckedCharge, input: RecurringChargeInput): Promise<bigint> {
+async function insertCharge(deps: RecurringChargeDeps, accountId: ReceiverAccount, txid: string, c: CheckedCharge, input: RecurringChargeInput): Promise<bigint> {
   const now = deps.clock.now();
   const compact = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
   return deps.db.transaction().execute(async (trx) => {
@@ -196,7 +205,7 @@ async function insertCharge(deps: RecurringChargeDeps, accountId: bigint, txid: 
  * of an APROVADA recurrence of the account, for the cycle its due date falls in, sent within
  * the window and for the recurrence's amount when it fixes one.
  */
-export async function createRecurringCharge(deps: RecurringChargeDeps, accountId: bigint, txid: string | undefined, input: RecurringChargeInput): Promise<RecurringChargeDetail> {
+export async function createRecurringCharge(deps: RecurringChargeDeps, accountId: ReceiverAccount, txid: string | undefined, input: RecurringChargeInput): Promise<RecurringChargeDetail> {
   const checked = await checkCharge(deps, accountId, txid, input);
   for (let draw = 0; ; draw++) {
     const id = txid ?? randomAlphanumeric(GENERATED_TXID_LENGTH);
@@ -204,7 +213,7 @@ export async function createRecurringCharge(deps: RecurringChargeDeps, accountId
       return await chargeDetail(deps.db, await insertCharge(deps, accountId, id, checked, input));
     } catch (error) {
       if (isTaken(error, 'recurring_charges_cycle_idx')) throw cycleTaken(checked.due);
-      if (isTaken(error, 'recurring_charges_account_id_txid_key')) {
+      if (isTaken(error, 'recurring_charges_account_id_txid_key') || isTaken(error, 'recurring_charges_external_txid_idx')) {
         if (txid !== undefined) throw invalid(`txid ${txid} is already used by a charge of this account`, 'txid');
         if (draw < 3) continue;
       }
@@ -226,8 +235,8 @@ export async function getRecurringCharge(db: DbExecutor, accountId: bigint, txid
   return (await detailsOf(db, [row]))[0]!;
 }
 
-async function lockCharge(trx: Trx, accountId: bigint, txid: string) {
-  const row = await trx.selectFrom('recurring_charges').selectAll().where('account_id', '=', accountId).where('txid', '=', txid).forUpdate().executeTakeFirst();
+async function lockCharge(trx: Trx, accountId: ReceiverAccount, txid: string) {
+  const row = await trx.selectFrom('recurring_charges').selectAll().where('account_id', ...ofReceiver(accountId)).where('txid', '=', txid).forUpdate().executeTakeFirst();
   if (!row) throw notFoundOf(txid);
   return row;
 }
@@ -240,7 +249,7 @@ function notEnded(row: { status: string; txid: string }): void {
  * PATCH /v2/cobr/{txid} with status CANCELADA: the receiver cancels it before the day of its
  * first attempt (BCB: not on or after the day the first attempt settles); its attempts go with it.
  */
-export async function cancelRecurringChargeByReceiver(deps: Pick<RecurringChargeDeps, 'db' | 'clock'>, accountId: bigint, txid: string): Promise<RecurringChargeDetail> {
+export async function cancelRecurringChargeByReceiver(deps: Pick<RecurringChargeDeps, 'db' | 'clock'>, accountId: ReceiverAccount, txid: string): Promise<RecurringChargeDetail> {
   const now = deps.clock.now();
   const id = await deps.db.transaction().execute(async (trx) => {
     const row = await lockCharge(trx, accountId, txid);
@@ -262,7 +271,7 @@ export async function cancelRecurringChargeByReceiver(deps: Pick<RecurringCharge
  * days after the due date that no attempt took (3 retries at most). BCB's catalog names such an
  * attempt NTAG (a new scheduling after the due date).
  */
-export async function retryRecurringCharge(deps: Pick<RecurringChargeDeps, 'db' | 'clock'>, accountId: bigint, txid: string, data: string): Promise<RecurringChargeDetail> {
+export async function retryRecurringCharge(deps: Pick<RecurringChargeDeps, 'db' | 'clock'>, accountId: ReceiverAccount, txid: string, data: string): Promise<RecurringChargeDetail> {
   const now = deps.clock.now();
   const id = await deps.db.transaction().execute(async (trx) => {
     const row = await lockCharge(trx, accountId, txid);

@@ -10,6 +10,7 @@ import type { RecJornada } from '../../db/schema.ts';
 import type { Trx } from '../../db/client.ts';
 import { CHARGE_CANCELLATIONS, REC_CANCELLATIONS, REC_REJECTIONS, type ChargeCancellation, type RecCancellation, type RecRejection, type Solicitante } from './catalog.ts';
 import { recurrenceCallback, recurringChargeCallback } from './callbacks.ts';
+import { notifyPayerCharge } from './payer-events.ts';
 import { selectRecurrences, type RecurrenceRow } from './rows.ts';
 
 /** A history entry appended in the statement that changes the status. */
@@ -130,6 +131,7 @@ export async function cancelRecurringCharge(trx: Trx, chargeId: bigint, by: { so
     .set({ status: 'CANCELADA', encerramento: JSON.stringify(encerramento), next_step_at: null, history: appended('CANCELADA', at), updated_at: at })
     .where('id', '=', chargeId)
     .execute();
+  await notifyPayerCharge(trx, chargeId, 'recurring_charge_cancelled', at);
   await recurringChargeCallback(trx, chargeId, at);
 }
 

@@ -16,13 +16,15 @@ import type { Clock } from '../../lib/clock.ts';
 import type { SandboxControls } from '../controls/service.ts';
 import { formatCentavos } from '../../lib/money.ts';
 import { saoPauloDay } from '../cobv/due.ts';
-import { CHARGE_REJECTIONS, WHOLE_CHARGE_REJECTIONS, type ChargeRejection } from './catalog.ts';
+import { CHARGE_REJECTIONS, INSUFFICIENT_FUNDS, INSUFFICIENT_FUNDS_DESCRIPTION, WHOLE_CHARGE_REJECTIONS, type ChargeRejection } from './catalog.ts';
 import { recurringChargeCallback } from './callbacks.ts';
 import { newAttempt } from './charges.ts';
 import { ANSWER_WITHIN_MS, cycleOf, cycleStart, endOf, lastAttemptDay, MAX_RETRIES, RETRY_SLOT, retryAt, saoPauloHour, sendingWindow, settlementAt, settlementDate, type WindowDays } from './cycle.ts';
 import { appended, approveRecurrence, expireRecurrence, rejectRecurrence } from './lifecycle.ts';
 import { answerCharge, sandboxSolicitationAnswer, settleAttempt, type AutomaticoFaults, type SolicitationAnswer } from './payer-psp.ts';
 import { notFound, unprocessable } from '../../http/errors.ts';
+import { notifyAuthorization, notifyPayerCharge } from './payer-events.ts';
+import type { PayerFailure } from './payer-views.ts';
 import { selectRecurrences, selectRecurringCharges, type AttemptRow, type RecurrenceRow, type RecurringChargeRow, type SolicitationRow } from './rows.ts';
 
 export interface NetworkDeps {
@@ -188,13 +190,31 @@ async function solicitationStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Dat
   if (s.status === 'CRIADA') return moveSolicitation(trx, s, 'ENVIADA', until(RECEIVE_AFTER_MS), at);
   // Received: at this institution it waits for its account holder until it expires; the
   // sandbox's payer answers a minute later.
-  if (s.status === 'ENVIADA') return moveSolicitation(trx, s, 'RECEBIDA', ours ? s.expires_at : until(SANDBOX_PAYER_DECIDES_AFTER_MS), at);
+  if (s.status === 'ENVIADA' && ours) return receiveSolicitation(trx, s, rec, at);
+  if (s.status === 'ENVIADA') return moveSolicitation(trx, s, 'RECEBIDA', until(SANDBOX_PAYER_DECIDES_AFTER_MS), at);
   if (ours) return moveSolicitation(trx, s, null, s.expires_at, at);
   await answerSolicitation(trx, s, rec, await sandboxSolicitationAnswer(trx, deps), at);
 }
 
+/**
+ * A solicitation reaches an account holder of this service: it waits for the holder's answer
+ * until it expires, the recurrence names its payer here, and the holder is told.
+ */
+async function receiveSolicitation(trx: Trx, s: SolicitationRow, rec: RecurrenceRow, at: Date): Promise<void> {
+  if (s.payer_account_id === null) {
+    // No account of this institution matched (a solicitation made before its payer was known).
+    await moveSolicitation(trx, s, 'REJEITADA', null, at);
+    await rejectRecurrence(trx, rec, 'AP13', at);
+    return;
+  }
+  await moveSolicitation(trx, s, 'RECEBIDA', s.expires_at, at);
+  await trx.updateTable('recurrences').set({ payer_account_id: s.payer_account_id, updated_at: at }).where('id', '=', rec.id).execute();
+  const asked = await selectRecurrences(trx).where('recurrences.id', '=', rec.id).executeTakeFirstOrThrow();
+  await notifyAuthorization(trx, asked, at, true);
+}
+
 /** The payer's answer to a solicitation it received: ACEITA, the recurrence APROVADA by JORNADA_1; or REJEITADA with it. */
-async function answerSolicitation(trx: Trx, s: SolicitationRow, rec: RecurrenceRow, answer: SolicitationAnswer, at: Date): Promise<void> {
+export async function answerSolicitation(trx: Trx, s: SolicitationRow, rec: RecurrenceRow, answer: SolicitationAnswer, at: Date): Promise<void> {
   if ('reject' in answer) {
     await moveSolicitation(trx, s, 'REJEITADA', null, at);
     await rejectRecurrence(trx, rec, answer.reject, at);
@@ -202,7 +222,12 @@ async function answerSolicitation(trx: Trx, s: SolicitationRow, rec: RecurrenceR
   }
   await moveSolicitation(trx, s, 'ACEITA', null, at);
   const { cpf, cnpj, ispbParticipante } = s.destinatario;
-  await approveRecurrence(trx, rec, { jornada: 'JORNADA_1', pagador: { cpf, cnpj, ispbParticipante: ispbParticipante! } }, at);
+  await approveRecurrence(
+    trx,
+    rec,
+    { jornada: 'JORNADA_1', pagador: { cpf, cnpj, ispbParticipante: ispbParticipante! }, payerAccountId: s.payer_account_id, maximoCentavos: answer.maximoCentavos ?? null },
+    at,
+  );
 }
 
 /**
@@ -230,7 +255,7 @@ export async function answerSolicitationNow(deps: Pick<NetworkDeps, 'db' | 'cloc
 async function moveAttempt(
   trx: Trx,
   a: AttemptRow,
-  change: { status?: AttemptRow['status']; step: AttemptRow['step']; next: Date | null; rejeicao?: ChargeRejection },
+  change: { status?: AttemptRow['status']; step: AttemptRow['step']; next: Date | null; rejeicao?: ChargeRejection; debit?: bigint | null },
   at: Date,
 ): Promise<void> {
   await trx
@@ -238,6 +263,7 @@ async function moveAttempt(
     .set({
       ...(change.status === undefined ? {} : { status: change.status, history: appended(change.status, at) }),
       ...(change.rejeicao === undefined ? {} : { rejeicao: JSON.stringify({ codigo: change.rejeicao, descricao: CHARGE_REJECTIONS[change.rejeicao] }) }),
+      ...(change.debit === undefined ? {} : { debit_transaction_id: change.debit }),
       step: change.step,
       next_step_at: change.next,
       updated_at: at,
@@ -246,7 +272,7 @@ async function moveAttempt(
     .execute();
 }
 
-async function moveCharge(trx: Trx, c: RecurringChargeRow, change: { status?: RecurringChargeRow['status']; next?: Date | null; encerramento?: unknown; paid?: bigint }, at: Date): Promise<void> {
+async function moveCharge(trx: Trx, c: RecurringChargeRow, change: { status?: RecurringChargeRow['status']; next?: Date | null; encerramento?: unknown; paid?: bigint | null }, at: Date): Promise<void> {
   await trx
     .updateTable('recurring_charges')
     .set({
@@ -278,9 +304,16 @@ async function afterFailedAttempt(trx: Trx, c: RecurringChargeRow, code: ChargeR
   await moveCharge(trx, c, { next: noneLeft ? at : lastEnds }, at);
 }
 
+/** The payer's failure of an attempt, as its notification tells it. */
+const failure = (code: ChargeRejection | typeof INSUFFICIENT_FUNDS, retry: Date | null): PayerFailure => ({
+  code,
+  description: code === INSUFFICIENT_FUNDS ? INSUFFICIENT_FUNDS_DESCRIPTION : CHARGE_REJECTIONS[code],
+  retryAt: retry?.toISOString() ?? null,
+});
+
 async function attemptStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Date): Promise<void> {
   const a = await trx.selectFrom('recurring_charge_attempts').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const c = await selectRecurringCharges(trx).where('recurring_charges.id', '=', a.charge_id).forUpdate().executeTakeFirstOrThrow();
+  const c = await selectRecurringCharges(trx).where('recurring_charges.id', '=', a.charge_id).forUpdate('recurring_charges').executeTakeFirstOrThrow();
   if (c.status === 'CONCLUIDA' || c.status === 'REJEITADA' || c.status === 'CANCELADA' || c.status === 'EXPIRADA') {
     return moveAttempt(trx, a, { step: null, next: null }, at);
   }
@@ -292,11 +325,13 @@ async function attemptStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Date): P
     if ('reject' in answer) {
       await moveAttempt(trx, a, { status: 'REJEITADA', step: null, next: null, rejeicao: answer.reject }, at);
       await afterFailedAttempt(trx, c, answer.reject, at);
+      await notifyPayerCharge(trx, c.id, 'recurring_charge_failed', at, failure(answer.reject, null));
     } else {
       const slot = settlementAt(a.data_liquidacao);
       // A resend after an operational failure settles the same day, as soon as it is scheduled.
       await moveAttempt(trx, a, { status: 'AGENDADA', step: 'settle', next: slot.getTime() > at.getTime() ? slot : at }, at);
       if (c.status === 'CRIADA') await moveCharge(trx, c, { status: 'ATIVA' }, at);
+      await notifyPayerCharge(trx, c.id, 'recurring_charge_scheduled', at);
     }
     return recurringChargeCallback(trx, c.id, at);
   }
@@ -308,17 +343,23 @@ async function attemptStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Date): P
   }
   const outcome = await settleAttempt(trx, payer, { rec, charge: c, attempt: a }, at);
   if ('paid' in outcome) {
-    await moveAttempt(trx, a, { status: 'PAGA', step: null, next: null }, at);
+    await moveAttempt(trx, a, { status: 'PAGA', step: null, next: null, debit: outcome.paid.debitTransactionId }, at);
     await moveCharge(trx, c, { status: 'CONCLUIDA', next: null, paid: outcome.paid.transactionId }, at);
+    await notifyPayerCharge(trx, c.id, 'recurring_charge_paid', at);
     return recurringChargeCallback(trx, c.id, at);
   }
   if ('insufficient' in outcome) {
     // No funds in the morning: once more in the evening (18:00 to 21:00), the same attempt.
     const evening = retryAt(a.data_liquidacao);
     const closes = saoPauloHour(a.data_liquidacao, RETRY_SLOT.to);
-    if (a.step === 'settle' && at.getTime() < closes.getTime()) return moveAttempt(trx, a, { step: 'retry', next: evening.getTime() > at.getTime() ? evening : at }, at);
+    if (a.step === 'settle' && at.getTime() < closes.getTime()) {
+      const next = evening.getTime() > at.getTime() ? evening : at;
+      await moveAttempt(trx, a, { step: 'retry', next }, at);
+      return notifyPayerCharge(trx, c.id, 'recurring_charge_failed', at, failure(INSUFFICIENT_FUNDS, next));
+    }
     await moveAttempt(trx, a, { status: 'EXPIRADA', step: null, next: null }, at);
     await afterFailedAttempt(trx, c, null, at);
+    await notifyPayerCharge(trx, c.id, 'recurring_charge_failed', at, failure(INSUFFICIENT_FUNDS, null));
     return recurringChargeCallback(trx, c.id, at);
   }
   await moveAttempt(trx, a, { status: 'REJEITADA', step: null, next: null, rejeicao: outcome.reject }, at);
@@ -330,6 +371,7 @@ async function attemptStep(trx: Trx, deps: NetworkDeps, id: bigint, at: Date): P
   } else {
     await afterFailedAttempt(trx, c, outcome.reject, at);
   }
+  await notifyPayerCharge(trx, c.id, 'recurring_charge_failed', at, failure(outcome.reject, null));
   return recurringChargeCallback(trx, c.id, at);
 }
 

@@ -8,7 +8,9 @@
  */
 import type { Trx } from '../../db/client.ts';
 import type { FaultStage } from '../../db/schema.ts';
-import { receivePix } from '../settlement/service.ts';
+import { findAccount } from '../accounts/repo.ts';
+import type { Counterpart } from '../settlement/repo.ts';
+import { debitNow, holderCounterpart, receivePix } from '../settlement/service.ts';
 import { SANDBOX_PAYER_BANK, SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
 import { INSUFFICIENT_FUNDS, isChargeRejection, isRecRejection, type ChargeRejection, type RecRejection } from './catalog.ts';
 import type { AttemptRow, RecurrenceRow, RecurringChargeRow } from './rows.ts';
@@ -34,7 +36,8 @@ export interface PayerPspDeps {
 /** Whether the recurrence's payer is at this institution (its account holder) rather than another one. */
 export const payerIsOurs = (deps: Pick<PayerPspDeps, 'ispb'>, rec: Pick<RecurrenceRow, 'pagador'>): boolean => rec.pagador?.ispbParticipante === deps.ispb;
 
-export type SolicitationAnswer = { accept: true } | { reject: RecRejection };
+/** A payer's answer to a solicitation: accepted (with its maximum per charge, where the recurrence fixes no amount) or rejected. */
+export type SolicitationAnswer = { accept: true; maximoCentavos?: bigint | null } | { reject: RecRejection };
 
 /** The sandbox payer's answer to a solicitation: it accepts, unless a fault makes it refuse (AP13, AP14). */
 export async function sandboxSolicitationAnswer(trx: Trx, deps: PayerPspDeps): Promise<SolicitationAnswer> {
@@ -58,6 +61,29 @@ export function chargeRefusal(rec: RecurrenceRow, charge: Pick<RecurringChargeRo
   return null;
 }
 
+/**
+ * What this institution refuses for its own account holder, besides every payer's rules: an
+ * account closed (AC05) or blocked (AC06), or one whose document is not the recurrence's payer's
+ * (DENC).
+ */
+async function holderRefusal(trx: Trx, rec: RecurrenceRow): Promise<ChargeRejection | null> {
+  const account = rec.payer_account_id === null ? undefined : await findAccount(trx, rec.payer_account_id);
+  if (!account || account.status === 'CLOSED') return 'AC05';
+  if (account.status === 'BLOCKED') return 'AC06';
+  const document = rec.pagador?.cpf ?? rec.pagador?.cnpj;
+  if (document !== undefined && document !== account.document) return 'DENC';
+  return null;
+}
+
+/** The payer's PSP's refusal of an instruction or an attempt, if any: for its own holder, the holder's rules first. */
+async function refusalOf(trx: Trx, deps: PayerPspDeps, rec: RecurrenceRow, charge: RecurringChargeRow): Promise<ChargeRejection | null> {
+  if (payerIsOurs(deps, rec)) {
+    const refusal = await holderRefusal(trx, rec);
+    if (refusal !== null) return refusal;
+  }
+  return chargeRefusal(rec, charge);
+}
+
 /** The payer's PSP answers an instruction: the sandbox's first meets its faults, then every payer's rules. */
 export async function answerCharge(trx: Trx, deps: PayerPspDeps, rec: RecurrenceRow, charge: RecurringChargeRow): Promise<ChargeAnswer> {
   if (!payerIsOurs(deps, rec)) {
@@ -65,16 +91,23 @@ export async function answerCharge(trx: Trx, deps: PayerPspDeps, rec: Recurrence
     if (fault?.effect === 'late') return { late: true };
     if (fault?.effect === 'reject' && fault.reason !== null && isChargeRejection(fault.reason)) return { reject: fault.reason };
   }
-  const refusal = chargeRefusal(rec, charge);
+  const refusal = await refusalOf(trx, deps, rec, charge);
   return refusal === null ? { schedule: true } : { reject: refusal };
 }
 
-export type SettlementOutcome = { paid: { transactionId: bigint } } | { insufficient: true } | { reject: ChargeRejection };
+/**
+ * A paid attempt: the receiver's PAYMENT (null for a receiver at another institution) and, for a
+ * payer here, its Pix out.
+ */
+export type SettlementOutcome = { paid: { transactionId: bigint | null; debitTransactionId: bigint | null } } | { insufficient: true } | { reject: ChargeRejection };
 
 /**
  * The payer's PSP settles an attempt. The sandbox's payer: unless a fault refuses it (AM04: no
  * funds), the money arrives from the network as a Pix received by the receiver, with the
  * attempt's end-to-end id and the charge's txid (the ledger, `cash_in`, the transaction views).
+ * An account holder here: its `available` pays, now, as a Pix out with the attempt's end-to-end
+ * id, to the receiver's account here or to the network for another institution's; without the
+ * money, nothing moves.
  */
 export async function settleAttempt(
   trx: Trx,
@@ -83,11 +116,14 @@ export async function settleAttempt(
   at: Date,
 ): Promise<SettlementOutcome> {
   const { rec, charge, attempt } = ctx;
-  const fault = payerIsOurs(deps, rec) ? null : await deps.faults?.take('attempt', trx);
+  const ours = payerIsOurs(deps, rec);
+  const fault = ours ? null : await deps.faults?.take('attempt', trx);
   if (fault?.effect === 'reject' && fault.reason === INSUFFICIENT_FUNDS) return { insufficient: true };
   if (fault?.effect === 'reject' && fault.reason !== null && isChargeRejection(fault.reason)) return { reject: fault.reason };
-  const refusal = chargeRefusal(rec, charge);
+  const refusal = await refusalOf(trx, deps, rec, charge);
   if (refusal !== null) return { reject: refusal };
+  if (ours) return debitHolder(trx, deps, ctx, at);
+  if (charge.account_id === null) throw new Error(`recurring charge ${charge.id}: neither its receiver nor its payer is an account of this service`);
   const ispb = rec.pagador?.ispbParticipante ?? SANDBOX_PAYER_ISPB;
   const document = rec.pagador?.cpf ?? rec.pagador?.cnpj ?? rec.devedor_document;
   const received = await receivePix(trx, {
@@ -110,5 +146,34 @@ export async function settleAttempt(
     at,
     now: at,
   });
-  return { paid: { transactionId: received.id } };
+  return { paid: { transactionId: received.id, debitTransactionId: null } };
+}
+
+async function debitHolder(trx: Trx, deps: PayerPspDeps, ctx: { rec: RecurrenceRow; charge: RecurringChargeRow; attempt: AttemptRow }, at: Date): Promise<SettlementOutcome> {
+  const { rec, charge, attempt } = ctx;
+  const payerAccountId = rec.payer_account_id!;
+  const receiver: Counterpart =
+    charge.account_id !== null
+      ? await holderCounterpart(trx, deps.ispb, charge.account_id)
+      : {
+          name: rec.recebedor_nome,
+          document: rec.recebedor_cnpj,
+          ispb: rec.recebedor_externo?.ispbParticipante ?? null,
+          bankName: null,
+          branch: charge.recebedor.agencia ?? null,
+          account: charge.recebedor.conta,
+          accountId: null,
+        };
+  const result = await debitNow(trx, {
+    payerAccountId,
+    amountCentavos: charge.amount_centavos,
+    endToEndId: attempt.end_to_end_id,
+    txid: charge.txid,
+    description: charge.info_adicional,
+    payer: await holderCounterpart(trx, deps.ispb, payerAccountId),
+    receiver,
+    now: at,
+  });
+  if ('insufficient' in result) return { insufficient: true };
+  return { paid: { transactionId: result.payment?.id ?? null, debitTransactionId: result.withdraw.id } };
 }

@@ -6,7 +6,7 @@
  * its history. Decision: docs/decisions/0047-pix-automatico-recurrences.md.
  */
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
-import type { RecPeriodicidade, RecPolitica, RecStatus } from '../../db/schema.ts';
+import type { ExternalReceiver, RecPeriodicidade, RecPolitica, RecStatus } from '../../db/schema.ts';
 import { AppError, badRequest, checkEach, notFound } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -105,11 +105,18 @@ async function takeRecLocation(trx: Trx, accountId: bigint, loc: number, exceptR
   return row.id;
 }
 
-/** POST /v2/rec: a new recurrence, CRIADA, charged by the account (a company) to the devedor. */
-export async function createRecurrence(deps: RecurrenceDeps, accountId: bigint, input: RecurrenceInput): Promise<RecurrenceRow> {
-  const now = deps.clock.now();
+/** A recurrence's request, checked (every rule at once). */
+interface CheckedRecurrence {
+  debtor: { type: 'CPF' | 'CNPJ'; document: string };
+  dataInicial: string;
+  dataFinal: string | null;
+  valorRec: bigint | null;
+  valorMinimo: bigint | null;
+}
+
+/** The rules of a recurrence's terms, whoever its receiver is; `more` are the caller's own, checked with them. */
+export async function checkRecurrence(input: RecurrenceInput, now: Date, ...more: (() => unknown)[]): Promise<CheckedRecurrence> {
   const today = saoPauloDay(now);
-  const account = await findAccount(deps.db, accountId);
   const [debtor, dataInicial, dataFinal, valorRec, valorMinimo] = await checkEach(
     () => devedor(input.vinculo.devedor),
     () => {
@@ -130,36 +137,55 @@ export async function createRecurrence(deps: RecurrenceDeps, accountId: bigint, 
       }
       return amount(input.valor?.valorMinimoRecebedor, 'valor.valorMinimoRecebedor');
     },
-    () => receiverIsCompany(account?.document_type),
+    ...more,
   );
+  return { debtor, dataInicial, dataFinal, valorRec, valorMinimo };
+}
+
+/** A recurrence's row, CRIADA: of an account here, or (accountId null) of another institution's receiver. */
+export function recurrenceValues(
+  input: RecurrenceInput,
+  checked: CheckedRecurrence,
+  receiver: { accountId: bigint; locId: bigint | null } | { external: ExternalReceiver },
+  idRec: string,
+  now: Date,
+) {
+  return {
+    id_rec: idRec,
+    account_id: 'accountId' in receiver ? receiver.accountId : null,
+    recebedor_externo: 'external' in receiver ? JSON.stringify(receiver.external) : null,
+    loc_id: 'accountId' in receiver ? receiver.locId : null,
+    status: 'CRIADA' as const,
+    contrato: input.vinculo.contrato,
+    objeto: input.vinculo.objeto ?? null,
+    devedor_document_type: checked.debtor.type,
+    devedor_document: checked.debtor.document,
+    devedor_nome: input.vinculo.devedor.nome,
+    data_inicial: checked.dataInicial,
+    data_final: checked.dataFinal,
+    periodicidade: input.calendario.periodicidade,
+    valor_rec_centavos: checked.valorRec,
+    valor_minimo_centavos: checked.valorMinimo,
+    politica_retentativa: input.politicaRetentativa,
+    convenio: input.recebedor?.convenio ?? null,
+    jornada: 'AGUARDANDO_DEFINICAO' as const,
+    jornada_txid: input.ativacao?.dadosJornada?.txid ?? null,
+    history: JSON.stringify([{ status: 'CRIADA', data: now.toISOString() }]),
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** POST /v2/rec: a new recurrence, CRIADA, charged by the account (a company) to the devedor. */
+export async function createRecurrence(deps: RecurrenceDeps, accountId: bigint, input: RecurrenceInput): Promise<RecurrenceRow> {
+  const now = deps.clock.now();
+  const account = await findAccount(deps.db, accountId);
+  const checked = await checkRecurrence(input, now, () => receiverIsCompany(account?.document_type));
   return deps.db.transaction().execute(async (trx) => {
     const locId = input.loc === undefined ? null : await takeRecLocation(trx, accountId, input.loc);
-    const jornadaTxid = input.ativacao?.dadosJornada?.txid ?? null;
     const inserted = await trx
       .insertInto('recurrences')
-      .values({
-        id_rec: newIdRec(input.politicaRetentativa, deps.ispb, now),
-        account_id: accountId,
-        loc_id: locId,
-        status: 'CRIADA',
-        contrato: input.vinculo.contrato,
-        objeto: input.vinculo.objeto ?? null,
-        devedor_document_type: debtor.type,
-        devedor_document: debtor.document,
-        devedor_nome: input.vinculo.devedor.nome,
-        data_inicial: dataInicial,
-        data_final: dataFinal,
-        periodicidade: input.calendario.periodicidade,
-        valor_rec_centavos: valorRec,
-        valor_minimo_centavos: valorMinimo,
-        politica_retentativa: input.politicaRetentativa,
-        convenio: input.recebedor?.convenio ?? null,
-        jornada: 'AGUARDANDO_DEFINICAO',
-        jornada_txid: jornadaTxid,
-        history: JSON.stringify([{ status: 'CRIADA', data: now.toISOString() }]),
-        created_at: now,
-        updated_at: now,
-      })
+      .values(recurrenceValues(input, checked, { accountId, locId }, newIdRec(input.politicaRetentativa, deps.ispb, now), now))
       .returning('id_rec')
       .executeTakeFirstOrThrow();
     return selectRecurrences(trx).where('recurrences.id_rec', '=', inserted.id_rec).executeTakeFirstOrThrow();
@@ -281,14 +307,17 @@ const txidMismatch = (message: string) => new AppError(400, 'RECURRENCE_TXID_MIS
  * one the recurrence names for it is refused.
  */
 export async function recurrenceCode(deps: { db: DbExecutor; publicUrl: string }, row: RecurrenceRow, txid?: string): Promise<RecurrenceCode | undefined> {
+  // Another institution's recurrence has no code here: its receiver's PSP makes it.
+  const accountId = row.account_id;
+  if (accountId === null) return undefined;
   const recLocation = row.loc_token === null ? undefined : recLocationUrl(deps.publicUrl, row.loc_token);
-  const merchant = async () => ({ merchantName: await merchantName(deps.db, row.account_id), merchantCity: MERCHANT_CITY });
+  const merchant = async () => ({ merchantName: await merchantName(deps.db, accountId), merchantCity: MERCHANT_CITY });
   if (txid === undefined) return recLocation === undefined ? undefined : { jornada: 'JORNADA_2', pixCopiaECola: buildRecurrenceBrCode({ recLocation, ...(await merchant()) }) };
   const charge = await deps.db
     .selectFrom('charges')
     .leftJoin('locations', 'locations.id', 'charges.loc_id')
     .select(['charges.tipo_cob', 'locations.token'])
-    .where('charges.account_id', '=', row.account_id)
+    .where('charges.account_id', '=', accountId)
     .where('charges.txid', '=', txid)
     .executeTakeFirst();
   if (!charge) throw txidMismatch(`txid ${txid} names no charge of this account`);

@@ -60,7 +60,7 @@ export interface SolicitationWithRec {
 export async function createSolicitation(deps: SolicitationDeps, accountId: bigint, input: SolicitationInput): Promise<SolicitationWithRec> {
   const now = deps.clock.now();
   const rec = await selectRecurrences(deps.db).where('recurrences.account_id', '=', accountId).where('recurrences.id_rec', '=', input.idRec).executeTakeFirst();
-  const [expiresAt] = await checkEach(
+  const [expiresAt, , payer] = await checkEach(
     () => {
       const parsed = parseDateBound(input.calendario.dataExpiracaoSolicitacao);
       if (!parsed || parsed.isDate) throw invalid('calendario.dataExpiracaoSolicitacao must be an RFC 3339 timestamp', 'calendario.dataExpiracaoSolicitacao');
@@ -81,6 +81,7 @@ export async function createSolicitation(deps: SolicitationDeps, accountId: bigi
       if ((cpf === undefined) === (cnpj === undefined)) throw invalid('destinatario must carry either cpf or cnpj', 'destinatario');
       if (cpf !== undefined && !isValidCpf(cpf)) throw invalid('destinatario.cpf must be a valid CPF: 11 digits with valid check digits', 'destinatario.cpf');
       if (cnpj !== undefined && !isValidCnpj(cnpj)) throw invalid('destinatario.cnpj must be a valid CNPJ: 14 characters with valid check digits', 'destinatario.cnpj');
+      return input.destinatario.ispbParticipante === deps.ispb ? holderOf(deps.db, input.destinatario) : null;
     },
   );
   const destinatario = Object.fromEntries(Object.entries(input.destinatario).filter(([, v]) => v !== undefined));
@@ -94,6 +95,7 @@ export async function createSolicitation(deps: SolicitationDeps, accountId: bigi
         status: 'CRIADA',
         expires_at: expiresAt,
         destinatario: JSON.stringify(destinatario),
+        payer_account_id: payer,
         history: JSON.stringify([{ status: 'CRIADA', data: now.toISOString() }]),
         next_step_at: new Date(now.getTime() + SEND_AFTER_MS),
         created_at: now,
@@ -106,6 +108,21 @@ export async function createSolicitation(deps: SolicitationDeps, accountId: bigi
     if (isOpenTaken(error)) throw invalid(`idRec ${input.idRec}: a solicitation of this recurrence is already under way`, 'idRec');
     throw error;
   }
+}
+
+/**
+ * The account holder of this institution a solicitation goes to: the account its `conta` (and
+ * `agencia`, when given) names, whose document is the one given. None is a 400: this PSP knows
+ * its own holders.
+ */
+export async function holderOf(db: DbExecutor, to: SolicitationInput['destinatario']): Promise<bigint> {
+  const account = await db.selectFrom('accounts').select(['id', 'document', 'branch', 'status']).where('account_number', '=', to.conta).executeTakeFirst();
+  const document = to.cpf ?? to.cnpj;
+  if (!account || account.document !== document || (to.agencia !== undefined && to.agencia !== account.branch)) {
+    throw invalid(`destinatario: no account of this institution (ISPB ${to.ispbParticipante}) has conta ${to.conta} with that ${to.cpf !== undefined ? 'cpf' : 'cnpj'}`, 'destinatario.conta');
+  }
+  if (account.status !== 'ACTIVE') throw invalid(`destinatario: the account ${to.conta} is ${account.status.toLowerCase()}`, 'destinatario.conta');
+  return account.id;
 }
 
 async function withRec(db: DbExecutor, solicitation: SolicitationRow): Promise<SolicitationWithRec> {

@@ -132,6 +132,50 @@ export function insertArrived(trx: Trx, row: ArrivedMovement) {
 }
 
 /**
+ * A Pix out that settled in the act (an automatic debit of Pix Automático): its WITHDRAW row,
+ * CONFIRMED, with the receiver as its counterpart.
+ */
+export function insertSettledTransfer(
+  trx: Trx,
+  row: { accountId: bigint; amountCentavos: bigint; endToEndId: string; txid: string | null; description: string | null; counterpart: Counterpart; now: Date },
+) {
+  return trx
+    .insertInto('transactions')
+    .values({
+      account_id: row.accountId,
+      type: 'WITHDRAW',
+      status: 'CONFIRMED',
+      amount_centavos: row.amountCentavos,
+      external_id: null,
+      end_to_end_id: row.endToEndId,
+      idempotency_key: null,
+      pix_key: null,
+      txid: row.txid,
+      value_components: null,
+      description: row.description,
+      priority: null,
+      expires_at: null,
+      ispb_deny: null,
+      error_reason: null,
+      original_transaction_id: null,
+      counterpart_name: row.counterpart.name,
+      counterpart_document: row.counterpart.document,
+      counterpart_ispb: row.counterpart.ispb,
+      counterpart_bank_name: row.counterpart.bankName,
+      counterpart_bank_code: null,
+      counterpart_branch: row.counterpart.branch,
+      counterpart_account: row.counterpart.account,
+      counterpart_account_id: row.counterpart.accountId,
+      counterpart_behavior: null,
+      created_at: row.now,
+      updated_at: row.now,
+      processed_at: row.now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/**
  * What the operator's metrics read of the queue: how many movements wait, and how long the
  * oldest one whose turn has come (HIGH at once, NORM after the delay) has waited, in seconds.
  */

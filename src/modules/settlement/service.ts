@@ -4,7 +4,9 @@ import { INSTITUTION_NAME } from '../accounts/service.ts';
 import { enqueue, enqueueMany, type OutboxEvent } from '../notifications/repo.ts';
 import { receivePayload, refundPayload, transferPayload } from '../notifications/payloads.ts';
 import { holderLedgerAccountIds, post, systemLedgerAccountId } from '../ledger/service.ts';
-import { findForPayloads, insertArrived, settleBatch, type ArrivedMovement, type SettledRow } from './repo.ts';
+import { sql } from 'kysely';
+import { applyPosting } from '../ledger/repo.ts';
+import { findForPayloads, insertArrived, insertSettledTransfer, settleBatch, type ArrivedMovement, type Counterpart, type SettledRow } from './repo.ts';
 import { tracing } from '../../telemetry/hooks.ts';
 import { traceContexts } from '../../telemetry/repo.ts';
 
@@ -140,4 +142,80 @@ export async function receivePix(trx: Trx, movement: Omit<ArrivedMovement, 'type
   const row = await receiveFromNetwork(trx, { ...movement, type: 'PAYMENT' });
   await enqueue(trx, { accountId: movement.accountId, eventType: 'cash_in', transactionId: row.id, payload: receivePayload(row), now: movement.now });
   return row;
+}
+
+/** A debit that settles in the act: from an account holder to a receiver here or at another institution. */
+export interface ImmediateDebit {
+  payerAccountId: bigint;
+  amountCentavos: bigint;
+  endToEndId: string;
+  txid: string | null;
+  description: string | null;
+  /** The receiver's key and BCB's componentesValor, when the debit pays a charge. */
+  pixKey?: string | null | undefined;
+  valueComponents?: Record<string, string> | null | undefined;
+  /** The payer as the receiver's PAYMENT row shows it. */
+  payer: Counterpart;
+  /** The receiver: an account of this service (accountId, credited here) or another institution's (through the network). */
+  receiver: Counterpart;
+  now: Date;
+}
+
+export type ImmediateDebitResult = { insufficient: true } | { withdraw: { id: bigint }; payment: { id: bigint } | null };
+
+/**
+ * Moves money out of an account now, in the caller's transaction: `available` pays the
+ * receiver's `available` (an account of this service, which gets its PAYMENT row and `cash_in`)
+ * or the network's ledger account, with the payer's WITHDRAW row and its `cash_out`. Without the
+ * money nothing is written and the answer says so. The two ledger accounts are locked in id
+ * order first, as every batch of the ledger locks them. One end-to-end id makes one debit: a
+ * second one with it fails on the transactions' unique index, and its transaction rolls back.
+ */
+export async function debitNow(trx: Trx, debit: ImmediateDebit): Promise<ImmediateDebitResult> {
+  const payer = await holderLedgerAccountIds(trx, debit.payerAccountId);
+  const credit = debit.receiver.accountId !== null ? (await holderLedgerAccountIds(trx, debit.receiver.accountId)).available : await systemLedgerAccountId(trx, 'pix_network');
+  await sql`select id from ledger_accounts where id in (${payer.available}, ${credit}) order by id for update`.execute(trx);
+  // The ledger's kinds of a transfer that settles: the same movement, made in one step.
+  const kind = debit.receiver.accountId !== null ? 'transfer_settle_internal' : 'transfer_settle';
+  const posted = await applyPosting(trx, kind, debit.endToEndId, null, { debitAccountId: payer.available, creditAccountId: credit, amountCentavos: debit.amountCentavos }, debit.now);
+  if (posted === null) return { insufficient: true };
+  const withdraw = await insertSettledTransfer(trx, {
+    accountId: debit.payerAccountId,
+    amountCentavos: debit.amountCentavos,
+    endToEndId: debit.endToEndId,
+    txid: debit.txid,
+    description: debit.description,
+    counterpart: debit.receiver,
+    now: debit.now,
+  });
+  const events: OutboxEvent[] = [
+    { accountId: debit.payerAccountId, eventType: 'cash_out', transactionId: withdraw.id, payload: transferPayload(withdraw, { status: 'LIQUIDATED' }), now: debit.now },
+  ];
+  let payment: { id: bigint } | null = null;
+  if (debit.receiver.accountId !== null) {
+    const received = await insertArrived(trx, {
+      type: 'PAYMENT',
+      accountId: debit.receiver.accountId,
+      amountCentavos: debit.amountCentavos,
+      endToEndId: debit.endToEndId,
+      pixKey: debit.pixKey ?? null,
+      txid: debit.txid,
+      valueComponents: debit.valueComponents ?? null,
+      description: debit.description,
+      originalTransactionId: null,
+      counterpart: debit.payer,
+      at: debit.now,
+      now: debit.now,
+    });
+    payment = received;
+    events.push({ accountId: debit.receiver.accountId, eventType: 'cash_in', transactionId: received.id, payload: receivePayload(received), now: debit.now });
+  }
+  await enqueueMany(trx, events);
+  return { withdraw, payment };
+}
+
+/** An account of this service as the other side of a movement. */
+export async function holderCounterpart(trx: Trx, ispb: string, accountId: bigint): Promise<Counterpart> {
+  const account = await trx.selectFrom('accounts').select(['name', 'document', 'branch', 'account_number']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  return { name: account.name, document: account.document, ispb, bankName: INSTITUTION_NAME, branch: account.branch, account: account.account_number, accountId };
 }

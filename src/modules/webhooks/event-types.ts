@@ -9,4 +9,13 @@ export const WEBHOOK_EVENT_TYPES = [
   'med_created',
   'med_accepted',
   'med_rejected',
+  'authorization_requested',
+  'authorization_approved',
+  'authorization_rejected',
+  'authorization_cancelled',
+  'authorization_expired',
+  'recurring_charge_scheduled',
+  'recurring_charge_paid',
+  'recurring_charge_failed',
+  'recurring_charge_cancelled',
 ] as const satisfies readonly WebhookEventType[];
