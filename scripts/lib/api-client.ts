@@ -25,6 +25,9 @@ import type {
   RegisteredExternalKey,
   RegisteredPixKey,
   RegisteredWebhook,
+  SandboxRecurrence,
+  SandboxRecurrenceInput,
+  SandboxRecurringCharge,
   SettleAnswer,
   SigningSecret,
   TokenAnswer,
@@ -283,6 +286,16 @@ export class OperatorApi extends RouteGroup {
     return this.#post('/sandbox/clock/advance', { seconds }, 200);
   }
 
+  /** Another institution's receiver (the sandbox) asks an account holder to approve a recurrence of Pix Automático. */
+  askAuthorization(input: SandboxRecurrenceInput): Promise<SandboxRecurrence> {
+    return this.#post('/sandbox/automatico/recurrences', input, 201);
+  }
+
+  /** That receiver sends a recurring charge of an approved recurrence. */
+  sendRecurringCharge(idRec: string, input: { dueDate: string; amount: string; txid?: string; description?: string }): Promise<SandboxRecurringCharge> {
+    return this.#post(`/sandbox/automatico/recurrences/${segment(idRec)}/charges`, input, 201);
+  }
+
   /** Puts the test clock back at the real time. */
   resetClock(): Promise<ClockView> {
     return this.client.expect(this.request('POST', '/sandbox/clock/reset'), 200);
@@ -297,6 +310,11 @@ export class OperatorApi extends RouteGroup {
 export class AccountApi extends RouteGroup {
   #get<T>(path: string): Promise<T> {
     return this.client.expect<T>(this.request('GET', path), 200);
+  }
+
+  /** Pix Automático: the holder approves a PENDING authorization asked of it (journey 1). */
+  approveAuthorization(idRec: string, body: { maximumAmount?: number } = {}): Promise<Record<string, unknown>> {
+    return this.client.expect(this.request('POST', `/api/automatico/authorizations/${segment(idRec)}/approve`, body), 200);
   }
 
   balances(): Promise<BalancesAnswer> {

@@ -293,3 +293,35 @@ export interface WebhookLogList {
   data: WebhookLog[];
   metadata: ListMetadata;
 }
+
+/** POST /sandbox/automatico/recurrences: the terms another institution's receiver asks a payer here to approve. */
+export interface SandboxRecurrenceInput {
+  payerAccountId: number;
+  contract: string;
+  object?: string;
+  frequency: 'SEMANAL' | 'MENSAL' | 'TRIMESTRAL' | 'SEMESTRAL' | 'ANUAL';
+  startDate: string;
+  endDate?: string;
+  fixedAmount?: string;
+  minimumAmount?: string;
+  retryPolicy?: 'NAO_PERMITE' | 'PERMITE_3R_7D';
+  expiresAt?: string;
+  receiver?: { name?: string; document?: string; ispb?: string };
+}
+
+export interface SandboxRecurrence {
+  idRec: string;
+  status: string;
+  receiver: { name: string; document: string; ispb: string };
+  solicitation: { id: string; status: string; expiresAt: string };
+}
+
+export interface SandboxRecurringCharge {
+  id: number;
+  txid: string;
+  idRec: string;
+  status: string;
+  dueDate: string;
+  settlementDate: string;
+  amount: string;
+}

@@ -10,6 +10,7 @@ import { BCB_EXAMPLES } from '../dialects/bcb/examples.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemName } from '../dialects/bcb/problems.ts';
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 import { CONTROLS_EXAMPLES } from '../modules/controls/examples.ts';
+import { PAYER_AUTOMATICO_EXAMPLES } from '../modules/recurrences/payer-examples.ts';
 import { examplePage } from './example-page.ts';
 
 export interface OperationExamples {
@@ -402,6 +403,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     errors: { 404: 'MED_NOT_FOUND', 409: 'MED_CLOSED' },
   },
   ...CONTROLS_EXAMPLES,
+  ...PAYER_AUTOMATICO_EXAMPLES,
 };
 
 /** The code an error status answers with when an operation names none. */

@@ -23,6 +23,12 @@ export interface Owned {
   refundId: string;
   /** A MED opened against another PIX A received. */
   medId: number;
+  /**
+   * Pix Automático with A as the payer (another institution's receiver asking): authorizations
+   * PENDING (one for each case that answers one), one APPROVED to cancel, and another APPROVED
+   * with a recurring charge it pays.
+   */
+  automatico: { pending: string[]; approved: string; charged: string; chargeId: number };
 }
 
 export interface Fixtures {
@@ -56,8 +62,29 @@ async function make(owner: AccountApi, operator: OperatorApi, accountId: number)
   await owner.requestRefund(pix.endToEndId, refundId, { valor: '1.00' });
   const disputed = await operator.incomingPix({ pixKey: key, amount: '50.00', payer: PAYER });
   const { medId } = await operator.openMed({ endToEndId: disputed.endToEndId, reason: 'FRAUD' });
-  return { key, pix, txid, refundId, medId };
+  return { key, pix, txid, refundId, medId, automatico: await payerOfAutomatico(owner, operator, accountId) };
 }
+
+/** A as the payer of Pix Automático: four recurrences asked of it, one approved with a charge sent in its window. */
+async function payerOfAutomatico(owner: AccountApi, operator: OperatorApi, accountId: number): Promise<Owned['automatico']> {
+  const now = await operator.advanceClock(1);
+  const today = new Date(Date.parse(now.now) - 3 * 3_600_000).toISOString().slice(0, 10);
+  const day = (n: number) => new Date(Date.parse(`${today}T12:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+  const asked = [];
+  for (let i = 0; i < 5; i++) {
+    asked.push(await operator.askAuthorization({ payerAccountId: accountId, contract: `CASOS-${i}`, frequency: 'MENSAL', startDate: day(0), fixedAmount: '10.00' }));
+  }
+  // The solicitations reach A a moment later.
+  await operator.advanceClock(5);
+  const [approved, charged, ...pending] = asked.map((a) => a.idRec);
+  await owner.approveAuthorization(approved!);
+  await owner.approveAuthorization(charged!);
+  const charge = await operator.sendRecurringCharge(charged!, { dueDate: day(5), amount: '10.00' });
+  return { pending, approved: approved!, charged: charged!, chargeId: charge.id };
+}
+
+/** One of A's PENDING authorizations for each case that answers one. */
+const pendingOfA = (index: number) => ({ owned }: Fixtures) => ({ params: { idRec: owned.automatico.pending[index]! } });
 
 /** A fresh webhook registration of A (the case may delete it). */
 const webhookOfA = async ({ owner }: Fixtures) => ({ params: { id: (await owner.registerWebhook({ url: `https://127.0.0.1:9/${randomUUID()}`, eventType: 'cash_out' })).id } });
@@ -141,6 +168,37 @@ const operations: Record<string, RouteFixture> = {
   listWebhookLogs: {
     foreign: NO_PATH_PARAMETER,
     invalid: { request: () => ({ params: { startDate: '2026-11-24', endDate: '2026-11-01' } }), code: 'INVALID_INTERVAL' },
+  },
+  listAutomaticoAuthorizations: { foreign: NO_PATH_PARAMETER, invalid: { request: () => ({ params: { status: 'ACTIVE' } }), code: 'VALIDATION_FAILED' } },
+  approveAutomaticoCode: {
+    foreign: { none: "a code is approved by whoever presents it; another account's recurrence is the receiver's, not a resource of the payer" },
+    invalid: { request: () => ({ body: { pixCopiaECola: '0002012658...', maximumAmount: '10.00' } }), code: 'VALIDATION_FAILED' },
+  },
+  getAutomaticoAuthorization: {
+    foreign: { request: ({ owned }) => ({ params: { idRec: owned.automatico.charged } }), code: 'AUTHORIZATION_NOT_FOUND' },
+    invalid: { request: () => ({ params: { idRec: 'RX1' } }), code: 'VALIDATION_FAILED' },
+  },
+  approveAutomaticoAuthorization: {
+    foreign: { request: pendingOfA(0), code: 'AUTHORIZATION_NOT_FOUND' },
+    invalid: { request: async (f) => ({ ...pendingOfA(1)(f), body: { maximumAmount: 20 } }), code: 'MAXIMUM_NOT_ALLOWED' },
+  },
+  rejectAutomaticoAuthorization: {
+    foreign: { request: pendingOfA(2), code: 'AUTHORIZATION_NOT_FOUND' },
+    invalid: { request: () => ({ params: { idRec: 'not-an-idrec' } }), code: 'VALIDATION_FAILED' },
+  },
+  cancelAutomaticoAuthorization: {
+    // Its owner's answer: the approved one, cancelled (its charge with it).
+    foreign: { request: ({ owned }) => ({ params: { idRec: owned.automatico.approved } }), code: 'AUTHORIZATION_NOT_FOUND', ownerStatus: 200 },
+    invalid: { request: () => ({ params: { idRec: 'not-an-idrec' } }), code: 'VALIDATION_FAILED' },
+  },
+  listAutomaticoCharges: { foreign: NO_PATH_PARAMETER, invalid: { request: () => ({ params: { size: 101 } }), code: 'VALIDATION_FAILED' } },
+  getAutomaticoCharge: {
+    foreign: { request: ({ owned }) => ({ params: { id: String(owned.automatico.chargeId) } }), code: 'RECURRING_CHARGE_NOT_FOUND' },
+    invalid: { request: () => ({ params: { id: 'abc' } }), code: 'VALIDATION_FAILED' },
+  },
+  cancelAutomaticoCharge: {
+    foreign: { request: ({ owned }) => ({ params: { id: String(owned.automatico.chargeId) } }), code: 'RECURRING_CHARGE_NOT_FOUND' },
+    invalid: { request: () => ({ params: { id: '0' } }), code: 'VALIDATION_FAILED' },
   },
   resendWebhook: {
     foreign: {
