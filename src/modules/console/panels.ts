@@ -11,10 +11,12 @@ import { changeMarkers as webhookMarkers } from '../webhooks/repo.ts';
 import { HOLDER_ACTIONS, NETWORK_ACTIONS, type ConsoleAction } from './actions.ts';
 import type { ChangeSource } from './changes.ts';
 import { CONTROL_ACTIONS } from './control-actions.ts';
-import { automaticoOf, accountSummary, accountsWithBalances, chargesOf, clockOf, faultsOf, inboxOf, medsOf, transactionsOf, webhooksOf, type AccountSummary, type ConsoleContext } from './service.ts';
+import { PAYER_ACTIONS } from './automatico-actions.ts';
+import { automaticoOf, accountSummary, payerAutomaticoOf, accountsWithBalances, chargesOf, clockOf, faultsOf, inboxOf, medsOf, transactionsOf, webhooksOf, type AccountSummary, type ConsoleContext } from './service.ts';
 import { accountHeader, chargeActions, chargesSection, medActions, medsSection, overviewActions } from './views/account.ts';
 import { accountsTable } from './views/accounts.ts';
 import { automaticoActions, automaticoSections } from './views/automatico.ts';
+import { payerAutomaticoActions, payerAutomaticoSections } from './views/automatico-payer.ts';
 import { automaticoMarkers } from '../recurrences/rows.ts';
 import { advanceByForm, advanceToForm, clockSection, directoryFaultForm, faultsSection, resetClockForm, settlementFaultForm, webhookFaultForm } from './views/controls.ts';
 import { externalKeyForm, incomingPixForm, incomingRefundForm, openMedForm, payBrCodeForm, settleForm } from './views/action-forms.ts';
@@ -121,7 +123,10 @@ export const ACCOUNT_TABS: readonly AccountTab[] = [
     slug: 'automatico',
     label: 'Pix Automático',
     async render(ctx, view, summary) {
-      return html`${automaticoActions(view, clockOf(ctx))}${automaticoSections(view, await automaticoOf(ctx, summary.account.id))}`;
+      const id = summary.account.id;
+      // As its receiver, then as its payer.
+      const receiver = html`${automaticoActions(view, clockOf(ctx))}${automaticoSections(view, await automaticoOf(ctx, id))}`;
+      return html`${receiver}${payerAutomaticoActions(view, id)}${payerAutomaticoSections(view, await payerAutomaticoOf(ctx, id))}`;
     },
   },
   {
@@ -151,7 +156,7 @@ export async function accountPage(ctx: ConsoleContext, view: ViewContext, accoun
   return { title: summary.account.name, body };
 }
 
-export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [...NETWORK_ACTIONS, ...HOLDER_ACTIONS, ...CONTROL_ACTIONS];
+export const CONSOLE_ACTIONS: readonly ConsoleAction[] = [...NETWORK_ACTIONS, ...HOLDER_ACTIONS, ...CONTROL_ACTIONS, ...PAYER_ACTIONS];
 
 /** What the live updates watch: each module's own marker. */
 export const CHANGE_SOURCES: readonly ChangeSource[] = [

@@ -30,6 +30,8 @@ import { transactionsWithTimelines } from './timeline.ts';
 import { networkDeps, type NetworkDeps } from '../recurrences/network.ts';
 import { detailsOf, selectRecurrences, selectRecurringCharges } from '../recurrences/rows.ts';
 import { recurrenceCode } from '../recurrences/service.ts';
+import { listAuthorizations, listPayerCharges, type PayerSideDeps } from '../recurrences/payer.ts';
+import type { SandboxReceiverDeps } from '../recurrences/sandbox-receiver.ts';
 
 /** What the console is built from: the app's dependencies and the services its routes share. */
 export interface ConsoleDeps {
@@ -73,6 +75,10 @@ export interface ConsoleContext {
   readonly qrCodes: Lru<string, string>;
   /** Pix Automático's network steps: the clock's advances run them, the payer's answers take them. */
   readonly automatico: NetworkDeps;
+  /** Pix Automático as the account holder's payer PSP: its authorizations and the recurring charges it pays. */
+  readonly payerSide: PayerSideDeps;
+  /** The sandbox as another institution's receiver of Pix Automático, asking and charging the account holders. */
+  readonly sandboxReceiver: SandboxReceiverDeps;
 }
 
 /** Rows a console list shows at most: the newest. */
@@ -105,6 +111,8 @@ export function consoleContext(deps: ConsoleDeps, connections: PayerConnections)
     wakeWorker: () => deps.wakeWorker?.(),
     qrCodes: new Lru(256),
     automatico: networkDeps({ config, db, clock, controls: deps.controls }),
+    payerSide: { db, clock, ispb, publicUrl: config.publicUrl, lists },
+    sandboxReceiver: { db, clock, ispb, windowDays: config.automaticoWindowDays, lists },
   };
 }
 
@@ -131,6 +139,16 @@ export async function automaticoOf(ctx: ConsoleContext, accountId: bigint) {
 }
 
 export type AutomaticoItems = Awaited<ReturnType<typeof automaticoOf>>;
+
+/** An account's Pix Automático as its payer: the authorizations asked of it or held by it, and the recurring charges it pays, as its API shows them. */
+export async function payerAutomaticoOf(ctx: ConsoleContext, accountId: bigint) {
+  // One list at a time, as the console's lists run.
+  const authorizations = await listAuthorizations(ctx.payerSide, accountId, { size: CONSOLE_CHARGES });
+  const charges = await listPayerCharges(ctx.payerSide, accountId, { size: CONSOLE_CHARGES });
+  return { accountId, authorizations: authorizations.data, charges: charges.data, ispb: ctx.config.pspIspb };
+}
+
+export type PayerAutomaticoItems = Awaited<ReturnType<typeof payerAutomaticoOf>>;
 
 /** A page of every account with its balances. */
 export async function accountsWithBalances(ctx: ConsoleContext, page: number) {

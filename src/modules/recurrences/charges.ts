@@ -222,6 +222,33 @@ export async function createRecurringCharge(deps: RecurringChargeDeps, accountId
   }
 }
 
+/**
+ * The sandbox's receiver PSP sending an instruction as given, without a receiver's own checks
+ * (only a date and an amount): a faulty receiver PSP, so that the payer PSP's refusals of what a
+ * receiver here never sends can be seen (MSUC, a recurrence not approved; AM09, another amount
+ * than the fixed one; DTED, a due date after dataFinal).
+ */
+export async function createUncheckedRecurringCharge(deps: RecurringChargeDeps, rec: RecurrenceRow, txid: string | undefined, input: RecurringChargeInput): Promise<RecurringChargeDetail> {
+  const [due, amount] = await checkEach(
+    () => day(input.calendario.dataDeVencimento, 'calendario.dataDeVencimento'),
+    () => {
+      const centavos = parseDecimal2(input.valor.original);
+      if (centavos === null || centavos <= 0n) throw invalid('valor.original must be a decimal with 2 places greater than 0', 'valor.original');
+      return centavos;
+    },
+  );
+  const ajuste = input.ajusteDiaUtil ?? true;
+  const checked = { rec, due, settles: settlementDate(due, ajuste), cycle: cycleOf(rec.data_inicial, rec.periodicidade, due) ?? 0, amount, ajuste };
+  const id = txid ?? randomAlphanumeric(GENERATED_TXID_LENGTH);
+  try {
+    return await chargeDetail(deps.db, await insertCharge(deps, rec.account_id, id, checked, input));
+  } catch (error) {
+    if (isTaken(error, 'recurring_charges_cycle_idx')) throw cycleTaken(due);
+    if (isTaken(error, 'recurring_charges_external_txid_idx')) throw invalid(`txid ${id} is already used by a charge of this receiver`, 'txid');
+    throw error;
+  }
+}
+
 const cycleTaken = (due: string, txid?: string) =>
   invalid(
     `calendario.dataDeVencimento ${due}: the recurrence already has a charge in this cycle${txid === undefined ? '' : ` (${txid})`} that is neither REJEITADA nor CANCELADA`,

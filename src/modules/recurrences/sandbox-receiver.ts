@@ -15,7 +15,7 @@ import { DAY_MS, parseDateBound } from '../../lib/dates.ts';
 import { formatCentavos } from '../../lib/money.ts';
 import { findAccount } from '../accounts/repo.ts';
 import { SANDBOX_PAYER_ISPB } from '../sandbox/service.ts';
-import { cancelRecurringChargeByReceiver, createRecurringCharge, retryRecurringCharge } from './charges.ts';
+import { cancelRecurringChargeByReceiver, createRecurringCharge, createUncheckedRecurringCharge, retryRecurringCharge } from './charges.ts';
 import type { WindowDays } from './cycle.ts';
 import { cancelRecurrence } from './lifecycle.ts';
 import { SEND_AFTER_MS, MAX_SOLICITATION_DAYS, newIdSolicRec } from './solicitations.ts';
@@ -62,6 +62,36 @@ async function externalRecurrence(db: DbExecutor, idRec: string): Promise<Recurr
   return rec;
 }
 
+function receiverOf(input: SandboxRecurrenceInput): ExternalReceiver {
+  return {
+    cnpj: input.receiver?.document ?? SANDBOX_RECEIVER.cnpj,
+    nome: input.receiver?.name ?? SANDBOX_RECEIVER.nome,
+    ispbParticipante: input.receiver?.ispb ?? SANDBOX_RECEIVER.ispbParticipante,
+  };
+}
+
+/** A solicitation of the sandbox's receiver to an account holder here: sent a moment after it is made. */
+function solicitationTo(
+  payer: NonNullable<Awaited<ReturnType<typeof findAccount>>>,
+  ispb: string,
+  s: { recurrenceId: bigint; ispb: string; expiresAt: Date },
+  now: Date,
+) {
+  return {
+    id_solic_rec: newIdSolicRec(s.ispb, now),
+    account_id: null,
+    recurrence_id: s.recurrenceId,
+    status: 'CRIADA' as const,
+    expires_at: s.expiresAt,
+    destinatario: JSON.stringify({ agencia: payer.branch, conta: payer.account_number, ispbParticipante: ispb, [payer.document_type === 'CPF' ? 'cpf' : 'cnpj']: payer.document }),
+    payer_account_id: payer.id,
+    history: JSON.stringify([{ status: 'CRIADA', data: now.toISOString() }]),
+    next_step_at: new Date(now.getTime() + SEND_AFTER_MS),
+    created_at: now,
+    updated_at: now,
+  };
+}
+
 /**
  * POST /sandbox/automatico/recurrences: the sandbox's receiver makes a recurrence (CRIADA) for
  * an account holder of this service and sends it the solicitation (journey 1): it arrives a
@@ -71,11 +101,7 @@ export async function createSandboxRecurrence(deps: SandboxReceiverDeps, input: 
   const now = deps.clock.now();
   const payer = await findAccount(deps.db, BigInt(input.payerAccountId));
   if (!payer) throw notFound('ACCOUNT_NOT_FOUND', `No account ${input.payerAccountId}`);
-  const receiver: ExternalReceiver = {
-    cnpj: input.receiver?.document ?? SANDBOX_RECEIVER.cnpj,
-    nome: input.receiver?.name ?? SANDBOX_RECEIVER.nome,
-    ispbParticipante: input.receiver?.ispb ?? SANDBOX_RECEIVER.ispbParticipante,
-  };
+  const receiver = receiverOf(input);
   const politica = input.retryPolicy ?? 'NAO_PERMITE';
   const bcb: RecurrenceInput = {
     vinculo: { contrato: input.contract, objeto: input.object, devedor: { [payer.document_type === 'CPF' ? 'cpf' : 'cnpj']: payer.document, nome: payer.name } },
@@ -110,19 +136,7 @@ export async function createSandboxRecurrence(deps: SandboxReceiverDeps, input: 
       .executeTakeFirstOrThrow();
     const solicitation = await trx
       .insertInto('rec_solicitations')
-      .values({
-        id_solic_rec: newIdSolicRec(receiver.ispbParticipante, now),
-        account_id: null,
-        recurrence_id: rec.id,
-        status: 'CRIADA',
-        expires_at: expiresAt,
-        destinatario: JSON.stringify({ agencia: payer.branch, conta: payer.account_number, ispbParticipante: deps.ispb, [payer.document_type === 'CPF' ? 'cpf' : 'cnpj']: payer.document }),
-        payer_account_id: payer.id,
-        history: JSON.stringify([{ status: 'CRIADA', data: now.toISOString() }]),
-        next_step_at: new Date(now.getTime() + SEND_AFTER_MS),
-        created_at: now,
-        updated_at: now,
-      })
+      .values(solicitationTo(payer, deps.ispb, { recurrenceId: rec.id, ispb: receiver.ispbParticipante, expiresAt }, now))
       .returning(['id_solic_rec', 'status', 'expires_at'])
       .executeTakeFirstOrThrow();
     return {
@@ -140,6 +154,8 @@ export interface SandboxChargeInput {
   txid?: string | undefined;
   adjustToBusinessDay?: boolean | undefined;
   description?: string | undefined;
+  /** Sent as given, without the receiver PSP's own checks (a faulty receiver PSP): the payer PSP's refusals show. */
+  unchecked?: boolean | undefined;
 }
 
 /** The answer of the sandbox's receiver routes about a charge: as its PSP knows it. */
@@ -153,15 +169,16 @@ async function chargeAnswer(db: Db, txid: string) {
  * charge of an APROVADA recurrence, in its window (D-10 to D-2), as a receiver here would.
  */
 export async function sendSandboxCharge(deps: SandboxReceiverDeps, idRec: string, input: SandboxChargeInput) {
-  await externalRecurrence(deps.db, idRec);
-  const detail = await createRecurringCharge(deps, null, input.txid, {
+  const rec = await externalRecurrence(deps.db, idRec);
+  const bcb = {
     idRec,
     calendario: { dataDeVencimento: input.dueDate },
     valor: { original: input.amount },
     ajusteDiaUtil: input.adjustToBusinessDay,
     infoAdicional: input.description,
     recebedor: SANDBOX_RECEIVER_ACCOUNT,
-  });
+  };
+  const detail = input.unchecked ? await createUncheckedRecurringCharge(deps, rec, input.txid, bcb) : await createRecurringCharge(deps, null, input.txid, bcb);
   return chargeAnswer(deps.db, detail.row.txid);
 }
 

@@ -80,6 +80,14 @@ type App = Parameters<FastifyPluginAsyncTypebox>[0];
  * service, so that the payer's side runs alone (docs/guide/sandbox.md).
  */
 function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
+  sandboxCreateRecurrenceRoute(app, deps);
+  sandboxSendRecurringChargeRoute(app, deps);
+  sandboxCancelRecurrenceRoute(app, deps);
+  sandboxRetryRecurringChargeRoute(app, deps);
+  sandboxCancelRecurringChargeRoute(app, deps);
+}
+
+function sandboxCreateRecurrenceRoute(app: App, deps: SandboxReceiverDeps): void {
   app.post(
     '/sandbox/automatico/recurrences',
     {
@@ -122,6 +130,9 @@ function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
     },
     async (request, reply) => reply.status(201).send(await createSandboxRecurrence(deps, request.body)),
   );
+}
+
+function sandboxSendRecurringChargeRoute(app: App, deps: SandboxReceiverDeps): void {
   app.post(
     '/sandbox/automatico/recurrences/:idRec/charges',
     {
@@ -141,6 +152,13 @@ function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
             txid: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{26,35}$' })),
             adjustToBusinessDay: Type.Optional(Type.Boolean({ description: "BCB's ajusteDiaUtil (default true): a due date on a weekend or holiday settles the next business day" })),
             description: Type.Optional(Type.String({ maxLength: 140 })),
+            unchecked: Type.Optional(
+              Type.Boolean({
+                description:
+                  "Sent as given, without a receiver's checks (a faulty receiver PSP), so that the payer PSP's refusals show: MSUC (the recurrence not approved), " +
+                  'AM09 (not its fixed amount), DTED (due after its end)',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -149,6 +167,9 @@ function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
     },
     async (request, reply) => reply.status(201).send(await sendSandboxCharge(deps, request.params.idRec, request.body)),
   );
+}
+
+function sandboxCancelRecurrenceRoute(app: App, deps: SandboxReceiverDeps): void {
   app.post(
     '/sandbox/automatico/recurrences/:idRec/cancel',
     {
@@ -163,6 +184,9 @@ function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
     },
     async (request) => cancelSandboxRecurrence(deps, request.params.idRec),
   );
+}
+
+function sandboxRetryRecurringChargeRoute(app: App, deps: SandboxReceiverDeps): void {
   app.post(
     '/sandbox/automatico/charges/:txid/retry',
     {
@@ -178,6 +202,9 @@ function otherReceiverRoutes(app: App, deps: SandboxReceiverDeps): void {
     },
     async (request) => retrySandboxCharge(deps, request.params.txid, request.body.date),
   );
+}
+
+function sandboxCancelRecurringChargeRoute(app: App, deps: SandboxReceiverDeps): void {
   app.post(
     '/sandbox/automatico/charges/:txid/cancel',
     {

@@ -14,7 +14,7 @@ export interface FieldOptions {
   readonly label: string;
   readonly value?: string | undefined;
   readonly required?: boolean;
-  readonly type?: 'text' | 'search' | 'url' | 'datetime-local';
+  readonly type?: 'text' | 'search' | 'url' | 'date' | 'datetime-local';
   /** datetime-local: 1 takes seconds too. */
   readonly step?: number;
   readonly inputmode?: 'decimal' | 'numeric' | 'text';
