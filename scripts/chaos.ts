@@ -20,6 +20,12 @@
 // requests have their answers: the test clock moves days ahead to their morning slot while
 // processes are killed for CHAOS_SETTLE_SECONDS (8) (scripts/chaos/automatico.ts).
 //
+// This service is also the payer's PSP of its own holders: CHAOS_PAYER_SUBSCRIPTIONS (60) payers
+// here approve recurrences of that company and of the sandbox's receiver at another institution,
+// charged for the same morning slot, their `available` debited under those kills; a tenth lack
+// the money and wait for the evening's retry, which the clock reaches under CHAOS_EVENING_SECONDS
+// (4) of kills, some of them funded in between (scripts/chaos/debits.ts).
+//
 // The workload, the faults and the checks are in scripts/chaos/. Exit code 0 only when every
 // check holds.
 import { randomUUID } from 'node:crypto';
@@ -38,6 +44,7 @@ import { idempotencyStorm, logFirstAnswers, openBank, quiesce, receive, resendUn
 import { query } from './lib/pg.ts';
 import type { ApiClient } from './lib/api-client.ts';
 import { checkSubscriptions, moveToSettlement, openSubscriptions } from './chaos/automatico.ts';
+import { afterMorning, CHAOS_ISPB, checkDebits, moveToEvening, openDebits, type Debits } from './chaos/debits.ts';
 import { databaseUrl } from './lib/processes.ts';
 import { DATABASE_SERVER, envNumber } from './lib/env.ts';
 
@@ -54,6 +61,10 @@ const ADMIN = `chaos-admin-${randomUUID()}`;
 const SUBSCRIPTIONS = envNumber('CHAOS_SUBSCRIPTIONS', 120);
 /** How long processes are killed while they settle. */
 const SETTLE_SECONDS = envNumber('CHAOS_SETTLE_SECONDS', 8);
+/** Payers here with a recurring debit in that slot (a tenth of them without the money). */
+const PAYER_SUBSCRIPTIONS = envNumber('CHAOS_PAYER_SUBSCRIPTIONS', 60);
+/** How long processes are killed while the evening's retry runs. */
+const EVENING_SECONDS = envNumber('CHAOS_EVENING_SECONDS', 4);
 
 /** The accounts, the clients' run under faults with snapshots beside it, then the storm, the resends and the quiet end. */
 async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver, pg: PgCluster | undefined): Promise<void> {
@@ -61,6 +72,7 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
   const any = () => cluster.any();
   for (const a of bank.accounts) await receive(bank, any(), ADMIN, a, '500.00');
   const subscriptions = await openSubscriptions(cluster.first(), ADMIN, SUBSCRIPTIONS);
+  const debits = await openDebits(cluster.first(), ADMIN, url, subscriptions, PAYER_SUBSCRIPTIONS);
 
   const stop = new AbortController();
   const faults = injectFaults(cluster, { seconds: SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: RESTART_PG && !pg, server: DATABASE_SERVER }, stop.signal);
@@ -77,28 +89,43 @@ async function bankTest(cluster: Cluster, url: string, receiver: WebhookReceiver
   const storm = await idempotencyStorm(bank.accounts[0]!, any);
   logFirstAnswers(bank);
   const retried = await resendUnknown(bank, any, CLIENTS);
-  await settleUnderFaults(cluster, any, subscriptions);
+  await settleUnderFaults(cluster, any, subscriptions, url, debits);
   const pendingDeliveries = await quiesce(cluster.first(), ADMIN, url);
   await runChecks({ url, bank, crashes: cluster.crashes, snapshots: taken, storm, retried, pendingDeliveries, receiver });
   await checkSubscriptions(url, subscriptions);
+  await checkDebits(url, debits);
   if (pg) await checkFailovers(pg, url, bank, failovers);
 }
 
 /**
  * The recurring charges' morning slot, under kills of their own: the clock moves there (days
- * ahead) and workers and the advancing request settle the charges while processes are killed.
- * After every transfer has its definite answer: a jump of days expires the idempotency keys
- * their resends would have used (24 hours of business time).
+ * ahead) and workers and the advancing request settle the charges, crediting the company and
+ * debiting the payers here, while processes are killed. After every transfer has its definite
+ * answer: a jump of days expires the idempotency keys their resends would have used (24 hours of
+ * business time). Then the same day's evening retry of the debits that lacked the money, past its
+ * slot (21:05), under kills again.
  */
-async function settleUnderFaults(cluster: Cluster, any: () => ApiClient, subscriptions: Awaited<ReturnType<typeof openSubscriptions>>): Promise<void> {
+async function settleUnderFaults(cluster: Cluster, any: () => ApiClient, subscriptions: Awaited<ReturnType<typeof openSubscriptions>>, url: string, debits: Debits): Promise<void> {
+  // The advance settles the morning's 180 charges before it answers (a second or so): the first kill lands in it.
+  await underFaults(cluster, SETTLE_SECONDS, 300 + Math.random() * 600, () => moveToSettlement(any, ADMIN, subscriptions));
+  log(`the recurring charges' slot under kills for ${SETTLE_SECONDS} s; kills: ${cluster.procs.map((p) => `${p.name} ${p.kills}`).join(', ')}`);
+  // The payers without the money wait for 18:00; some get it in between. Then the evening's retry, under kills too.
+  await afterMorning(cluster.first(), ADMIN, url, debits);
+  if (!debits.payers.some((p) => p.plan !== 'morning')) return;
+  // A few steps in the evening: the first kill soon after the advance is sent.
+  await underFaults(cluster, EVENING_SECONDS, 30 + Math.random() * 120, () => moveToEvening(any, ADMIN, debits));
+  log(`the evening's retry under kills for ${EVENING_SECONDS} s; kills: ${cluster.procs.map((p) => `${p.name} ${p.kills}`).join(', ')}`);
+}
+
+/** `act` while processes are killed (the first `firstKillAfterMs` after it starts), for `seconds` from its start; then every process up again. */
+async function underFaults(cluster: Cluster, seconds: number, firstKillAfterMs: number, act: () => Promise<void>): Promise<void> {
   const stop = new AbortController();
-  const faults = injectFaults(cluster, { seconds: SETTLE_SECONDS, killEveryMs: KILL_EVERY_MS, restartPg: false, server: DATABASE_SERVER }, stop.signal);
-  await moveToSettlement(any, ADMIN, subscriptions);
-  await new Promise((resolve) => setTimeout(resolve, SETTLE_SECONDS * 1000));
+  const faults = injectFaults(cluster, { seconds, killEveryMs: KILL_EVERY_MS, restartPg: false, server: DATABASE_SERVER, firstKillAfterMs }, stop.signal);
+  await act();
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   stop.abort();
   await faults;
   await cluster.startStopped();
-  log(`the recurring charges' slot under kills for ${SETTLE_SECONDS} s; kills: ${cluster.procs.map((p) => `${p.name} ${p.kills}`).join(', ')}`);
 }
 
 /** What each failover took, and the checks that are the cluster's: each ended in writes, the standby holds what the primary holds. */
@@ -137,6 +164,7 @@ async function run(server: string, pg: PgCluster | undefined) {
     ADMIN_TOKEN: ADMIN,
     DATA_DIR: dataDir,
     SETTLEMENT_DELAY_MS: '300',
+    PSP_ISPB: CHAOS_ISPB,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_CA_FILE: receiver.caFile,
     LOG_LEVEL: 'error',

@@ -67,19 +67,55 @@ async function checkLedger(url: string): Promise<void> {
     `select (select sum(balance) from ledger_accounts where account_id is not null)::text as holders, ${NET_IN}`,
   );
   check(conservation!.holders === conservation!.net_in, `holders' money ${conservation!.holders} = what came in less what left ${conservation!.net_in}`);
+  await checkDebitsInNetIn(url);
+}
+
+/**
+ * The automatic debits of Pix Automático in that count: NET_IN takes a movement with no
+ * counterpart account as money in or out. A debit to another institution's receiver has none and
+ * counts as leaving: exactly what its posting paid to the network. One to a receiver here names
+ * the receiver, and the receiver's credit names the payer: neither counts, as their posting moved
+ * the money between two holders.
+ */
+async function checkDebitsInNetIn(url: string): Promise<void> {
+  const [d] = await query<{ n: number; out_counted: string; out_posted: string; between_counted: string; between_posted: string; credits_counted: number }>(
+    url,
+    `with d as (select t.* from transactions t where t.id in (select debit_transaction_id from recurring_charge_attempts where debit_transaction_id is not null)),
+          p as (select p.amount_centavos, c.account_id from d join postings p on p.reference = d.end_to_end_id and p.kind in ('transfer_settle', 'transfer_settle_internal')
+                  join ledger_accounts c on c.id = p.credit_account_id)
+     select (select count(*)::int from d) as n,
+            (select coalesce(sum(amount_centavos), 0) from d where counterpart_account_id is null and status = 'CONFIRMED')::text as out_counted,
+            (select coalesce(sum(amount_centavos), 0) from p where account_id is null)::text as out_posted,
+            (select coalesce(sum(amount_centavos), 0) from d where counterpart_account_id is not null)::text as between_counted,
+            (select coalesce(sum(amount_centavos), 0) from p where account_id is not null)::text as between_posted,
+            (select count(*)::int from d join transactions r on r.end_to_end_id = d.end_to_end_id and r.type = 'PAYMENT' where r.counterpart_account_id is null) as credits_counted`,
+  );
+  check(
+    d!.out_counted === d!.out_posted && d!.between_counted === d!.between_posted && d!.credits_counted === 0,
+    `in it, ${d!.n} automatic debits: ${d!.out_counted} centavos to other institutions counted as leaving (posted to the network: ${d!.out_posted}), ` +
+      `${d!.between_counted} between holders counted neither way (posted between them: ${d!.between_posted}; credits counted as coming in: ${d!.credits_counted})`,
+  );
 }
 
 interface TransferRow {
   account_id: string;
-  idempotency_key: string;
+  idempotency_key: string | null;
   n: number;
   status: string;
   amount: string;
   settles: number;
   receivers: number;
+  /** Attempts of Pix Automático whose debit this is (recurring_charge_attempts.debit_transaction_id). */
+  debit_attempts: number;
+  /** Of those, PAGA with its end-to-end id. */
+  paid_attempts: number;
 }
 
-/** Every transfer (WITHDRAW) in the database: how many share its key, how often it settled, how many received it. */
+/**
+ * Every transfer (WITHDRAW) in the database: how many share its key, how often it settled, how
+ * many received it, and whether it is an automatic debit of Pix Automático (the payer's PSP's, no
+ * client asked for it) rather than a transfer.
+ */
 function transferRows(url: string): Promise<TransferRow[]> {
   return query<TransferRow>(
     url,
@@ -88,15 +124,34 @@ function transferRows(url: string): Promise<TransferRow[]> {
         where kind in ('transfer_settle', 'transfer_settle_internal', 'transfer_void') group by reference)
      select t.account_id::text, t.idempotency_key, count(*) over (partition by t.account_id, t.idempotency_key)::int as n, t.status,
             t.amount_centavos::text as amount, coalesce(s.n, 0) as settles,
-            (select count(*)::int from transactions r where r.end_to_end_id = t.end_to_end_id and r.type = 'PAYMENT') as receivers
+            (select count(*)::int from transactions r where r.end_to_end_id = t.end_to_end_id and r.type = 'PAYMENT') as receivers,
+            (select count(*)::int from recurring_charge_attempts a where a.debit_transaction_id = t.id) as debit_attempts,
+            (select count(*)::int from recurring_charge_attempts a
+              where a.debit_transaction_id = t.id and a.status = 'PAGA' and a.end_to_end_id = t.end_to_end_id) as paid_attempts
        from transactions t left join settles s on s.reference = t.end_to_end_id
       where t.type = 'WITHDRAW'`,
   );
 }
 
+/**
+ * The automatic debits among the transfers, apart: each the debit of one PAGA attempt with its
+ * end-to-end id, no idempotency key (no client asked for it), CONFIRMED, settled once, its
+ * receiver here credited at most once. Resolves with the transfers the clients may have asked for.
+ */
+function setDebitsApart(rows: TransferRow[]): TransferRow[] {
+  const debits = rows.filter((r) => r.debit_attempts > 0);
+  const bad = debits.filter((r) => r.debit_attempts !== 1 || r.paid_attempts !== 1 || r.idempotency_key !== null || r.status !== 'CONFIRMED' || r.settles !== 1 || r.receivers > 1);
+  check(
+    bad.length === 0,
+    `${debits.length} automatic debits of Pix Automático set apart from the clients' transfers: each the WITHDRAW of one PAGA attempt with its end-to-end id, ` +
+      `no idempotency key, CONFIRMED, settled once, credited at most once (${bad.length} not)`,
+  );
+  return rows.filter((r) => r.debit_attempts === 0);
+}
+
 /** Every transfer the clients sent, against the database. */
 async function checkTransfers(url: string, bank: Bank, storm: Storm, retried: number): Promise<void> {
-  const rows = await transferRows(url);
+  const rows = setDebitsApart(await transferRows(url));
   const byKey = new Map(rows.map((r) => [`${r.account_id}:${r.idempotency_key}`, r]));
   const sentKeys = new Set([...bank.transfers.map((t) => `${t.account.accountId}:${t.key}`), `${storm.account.accountId}:${storm.key}`]);
   const acked = bank.transfers.filter((t) => t.answers.some((a) => a.status === 201));

@@ -97,14 +97,18 @@ export interface FaultSettings {
   restartPg: boolean;
   /** The PostgreSQL server, to know when it is back. */
   server: string;
+  /** The first kill this long after the start, rather than killEveryMs or so (to land while something just begun runs). */
+  firstKillAfterMs?: number;
 }
 
 /** Until `signal` aborts: every killEveryMs or so, a process killed and restarted; PostgreSQL restarted once, half-way. */
 export async function injectFaults(cluster: Cluster, s: FaultSettings, signal: AbortSignal): Promise<void> {
   const started = Date.now();
   let pgRestarted = false;
+  let first = s.firstKillAfterMs;
   while (!signal.aborted) {
-    await sleep(s.killEveryMs * (0.5 + Math.random()));
+    await sleep(first ?? s.killEveryMs * (0.5 + Math.random()));
+    first = undefined;
     if (signal.aborted) break;
     if (s.restartPg && !pgRestarted && Date.now() - started > (s.seconds * 1000) / 2) {
       pgRestarted = true;
