@@ -13,6 +13,16 @@ import type { AttemptRow, AuthorizationRow, PayerChargeRow, RecurringChargeDetai
 /** Why a recurrence or a recurring charge ended, as its row keeps it. */
 type Ending = { rejeicao?: { codigo: string; descricao: string }; cancelamento?: { solicitante: Solicitante; codigo: string; descricao: string } };
 
+/** Why it ended, as the payer reads it: the refusal's code, or the cancellation with who asked. */
+function endingOf(ending: Ending | null) {
+  return {
+    rejection: ending?.rejeicao ? { code: ending.rejeicao.codigo, description: ending.rejeicao.descricao } : null,
+    cancellation: ending?.cancelamento
+      ? { requestedBy: ending.cancelamento.solicitante, code: ending.cancelamento.codigo, description: ending.cancelamento.descricao }
+      : null,
+  };
+}
+
 const money = (centavos: bigint | null) => (centavos === null ? null : formatCentavos(centavos));
 
 /** The payer's view of an authorization: the recurrence and the solicitation (journey 1) that asked for it. */
@@ -38,10 +48,7 @@ export function authorizationView(rec: AuthorizationRow, solicitation: Solicitat
     retryPolicy: rec.politica_retentativa,
     solicitation:
       solicitation === null ? null : { id: solicitation.id_solic_rec, status: solicitation.status, expiresAt: solicitation.expires_at.toISOString() },
-    rejection: ending?.rejeicao ? { code: ending.rejeicao.codigo, description: ending.rejeicao.descricao } : null,
-    cancellation: ending?.cancelamento
-      ? { requestedBy: ending.cancelamento.solicitante, code: ending.cancelamento.codigo, description: ending.cancelamento.descricao }
-      : null,
+    ...endingOf(ending),
     history: rec.history.map((h) => ({ status: h.status, at: h.data })),
     createdAt: rec.created_at.toISOString(),
     updatedAt: rec.updated_at.toISOString(),
@@ -91,10 +98,7 @@ export function payerChargeView(detail: RecurringChargeDetail & { row: PayerChar
     })),
     transactionId: paying?.debit_transaction_id === null || paying === undefined ? null : Number(paying.debit_transaction_id),
     endToEndId: paying?.end_to_end_id ?? null,
-    rejection: ending?.rejeicao ? { code: ending.rejeicao.codigo, description: ending.rejeicao.descricao } : null,
-    cancellation: ending?.cancelamento
-      ? { requestedBy: ending.cancelamento.solicitante, code: ending.cancelamento.codigo, description: ending.cancelamento.descricao }
-      : null,
+    ...endingOf(ending),
     history: row.history.map((h) => ({ status: h.status, at: h.data })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

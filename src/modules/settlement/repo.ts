@@ -94,34 +94,39 @@ export interface ArrivedMovement {
   now: Date;
 }
 
+/** The counterpart's columns of a movement's row. */
+function counterpartColumns(c: Counterpart) {
+  return {
+    counterpart_name: c.name,
+    counterpart_document: c.document,
+    counterpart_ispb: c.ispb,
+    counterpart_bank_name: c.bankName,
+    counterpart_bank_code: null,
+    counterpart_branch: c.branch,
+    counterpart_account: c.account,
+    counterpart_account_id: c.accountId,
+  };
+}
+
+/** The columns a settled movement leaves empty: those of a transfer still to settle. */
+const SETTLED = { idempotency_key: null, priority: null, expires_at: null, ispb_deny: null, error_reason: null, status: 'CONFIRMED' } as const;
+
 export function insertArrived(trx: Trx, row: ArrivedMovement) {
   return trx
     .insertInto('transactions')
     .values({
+      ...SETTLED,
       account_id: row.accountId,
       type: row.type,
-      status: 'CONFIRMED',
       amount_centavos: row.amountCentavos,
       external_id: row.txid,
       end_to_end_id: row.endToEndId,
-      idempotency_key: null,
       pix_key: row.pixKey,
       txid: row.txid,
       value_components: row.valueComponents ? JSON.stringify(row.valueComponents) : null,
       description: row.description,
-      priority: null,
-      expires_at: null,
-      ispb_deny: null,
-      error_reason: null,
       original_transaction_id: row.originalTransactionId,
-      counterpart_name: row.counterpart.name,
-      counterpart_document: row.counterpart.document,
-      counterpart_ispb: row.counterpart.ispb,
-      counterpart_bank_name: row.counterpart.bankName,
-      counterpart_bank_code: null,
-      counterpart_branch: row.counterpart.branch,
-      counterpart_account: row.counterpart.account,
-      counterpart_account_id: row.counterpart.accountId,
+      ...counterpartColumns(row.counterpart),
       counterpart_behavior: row.counterpartBehavior ?? null,
       created_at: row.at,
       updated_at: row.now,
@@ -142,30 +147,18 @@ export function insertSettledTransfer(
   return trx
     .insertInto('transactions')
     .values({
+      ...SETTLED,
       account_id: row.accountId,
       type: 'WITHDRAW',
-      status: 'CONFIRMED',
       amount_centavos: row.amountCentavos,
       external_id: null,
       end_to_end_id: row.endToEndId,
-      idempotency_key: null,
       pix_key: null,
       txid: row.txid,
       value_components: null,
       description: row.description,
-      priority: null,
-      expires_at: null,
-      ispb_deny: null,
-      error_reason: null,
       original_transaction_id: null,
-      counterpart_name: row.counterpart.name,
-      counterpart_document: row.counterpart.document,
-      counterpart_ispb: row.counterpart.ispb,
-      counterpart_bank_name: row.counterpart.bankName,
-      counterpart_bank_code: null,
-      counterpart_branch: row.counterpart.branch,
-      counterpart_account: row.counterpart.account,
-      counterpart_account_id: row.counterpart.accountId,
+      ...counterpartColumns(row.counterpart),
       counterpart_behavior: null,
       created_at: row.now,
       updated_at: row.now,
