@@ -18,7 +18,7 @@ import { fetchText, FetchFailure, type PayerConnections } from './fetch.ts';
 import { verifyPayloadJws } from './jws.ts';
 import { amountPaid, payloadTerms, recPayloadTerms, type PayloadTerms, type TipoCob } from './payload.ts';
 import { approveRecurrence } from '../recurrences/lifecycle.ts';
-import { recurrenceAtLocation } from '../recurrences/service.ts';
+import { notApprovable, recurrenceAtLocation } from '../recurrences/service.ts';
 import { pemChain } from '../locations/signing/files.ts';
 
 /**
@@ -297,7 +297,6 @@ interface OfferedRecurrence {
   valorMaximoCentavos: bigint | null;
 }
 
-const notApprovable = (reason: string) => unprocessable('RECURRENCE_NOT_APPROVABLE', `The code's recurrence cannot be approved: ${reason}`);
 
 /**
  * Fetches a recurrence's location (`80-25`) and verifies its JWS exactly as a charge's; reads

@@ -25,7 +25,7 @@ import { answerSolicitation } from './network.ts';
 import { payerSolicitation, receiverIspbOf } from './payer-events.ts';
 import { authorizationView, openAttempt, payerChargeView } from './payer-views.ts';
 import { authorizationStatusOf, detailsOf, payerChargeStatusOf, selectAuthorizations, selectPayerCharges, type AuthorizationRow, type AuthorizationStatus, type PayerChargeStatus, type SolicitationRow } from './rows.ts';
-import { recurrenceAtLocation } from './service.ts';
+import { notApprovable, recurrenceAtLocation } from './service.ts';
 
 export interface PayerSideDeps {
   readonly db: Db;
@@ -170,7 +170,6 @@ export async function cancelAuthorization(deps: PayerSideDeps, accountId: bigint
   });
 }
 
-const notApprovable = (reason: string) => unprocessable('RECURRENCE_NOT_APPROVABLE', `The code's recurrence cannot be approved: ${reason}`);
 
 /** The token of a location of this service named by a code (`host/qr/v2/...`), else a refusal. */
 function ownToken(publicUrl: string, location: string): string {

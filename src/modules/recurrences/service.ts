@@ -7,7 +7,7 @@
  */
 import type { Db, DbExecutor, Trx } from '../../db/client.ts';
 import type { ExternalReceiver, RecPeriodicidade, RecPolitica, RecStatus } from '../../db/schema.ts';
-import { AppError, badRequest, checkEach, notFound } from '../../http/errors.ts';
+import { AppError, badRequest, checkEach, notFound, unprocessable } from '../../http/errors.ts';
 import type { ListQueries } from '../../http/list-queries.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { parseDateBound } from '../../lib/dates.ts';
@@ -333,3 +333,6 @@ export async function recurrenceCode(deps: { db: DbExecutor; publicUrl: string }
 }
 
 export { ENDED as ENDED_RECURRENCE_STATUSES };
+
+/** A code's recurrence that its payer cannot approve, and why. */
+export const notApprovable = (reason: string) => unprocessable('RECURRENCE_NOT_APPROVABLE', `The code's recurrence cannot be approved: ${reason}`);
