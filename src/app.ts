@@ -21,7 +21,7 @@ import { ErrorBodySchema, errorResponses } from './http/schemas.ts';
 import { lazySerializers, registerValidation } from './http/validation.ts';
 import type { Clock } from './lib/clock.ts';
 import { Lru } from './lib/lru.ts';
-import type { SandboxControls } from './modules/controls/service.ts';
+import type { QueuedDelivery, SandboxControls } from './modules/controls/service.ts';
 import { controlRoutes } from './modules/controls/routes.ts';
 import { consoleRoutes } from './modules/console/routes/index.ts';
 import { INBOX_ARRIVALS_PER_MINUTE, inboxReadRoutes, inboxReceiveRoute } from './modules/controls/inbox-routes.ts';
@@ -56,6 +56,7 @@ import { TransferBatcher } from './modules/transfers/batcher.ts';
 import { CobBatcher } from './modules/charges/batcher.ts';
 import { transferRoutes } from './modules/transfers/routes.ts';
 import { webhookRoutes } from './modules/webhooks/routes/index.ts';
+import { listenerReceiveRoute, listenerRoutes } from './modules/webhooks/routes/listeners.ts';
 import { destinationPolicy } from './modules/webhooks/destination.ts';
 import { webhookClientCertificate } from './modules/webhooks/client-certificate.ts';
 import { WebhookSender } from './modules/webhooks/sender.ts';
@@ -425,7 +426,7 @@ function createServices(deps: AppDeps, { main, keys, metrics }: Parts): Services
 
 /** The sandbox's webhook faults, for a sender's options (none in production). */
 export function senderFaults(controls: SandboxControls | undefined) {
-  return controls ? { faults: (url: string) => controls.webhookFault(url, 'sender') } : {};
+  return controls ? { faults: (url: string, delivery?: QueuedDelivery) => controls.webhookFault(url, 'sender', delivery) } : {};
 }
 
 /** Limits every process shares through Redis when there is one (REDIS_URL). */
@@ -550,6 +551,14 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
   // The simulated network stays on the main listener: sandbox clients call it beside the account routes.
   if (config.mode === 'sandbox') {
     const wake = wakeOption(deps);
+    const listeners = {
+      db,
+      clock,
+      realClock: realClockOf(deps),
+      policy: services.policy,
+      publicUrl: config.publicUrl,
+      clientCertificate: webhookClientCertificate(config),
+    };
     await main.register(async (sandboxScope) => {
       sandboxScope.addHook('onRequest', authenticateAdmin);
       sandboxScope.addHook('onRoute', documentAdminErrors);
@@ -564,8 +573,10 @@ async function registerOperatorRoutes(deps: AppDeps, { main, admin, kek, keys, m
         await sandboxScope.register(controlRoutes(deps.controls, rules, () => deps.wakeWorker?.()));
         await sandboxScope.register(inboxReadRoutes({ controls: deps.controls, db, clock }));
       }
+      await sandboxScope.register(listenerRoutes(listeners));
     });
-    // The inbox takes webhooks, which carry no admin token.
+    // The inbox and the listeners take webhooks, which carry no admin token.
+    await main.register(listenerReceiveRoute(listeners));
     if (deps.controls) {
       const arrivals = perMinuteLimiters(config, main)(INBOX_ARRIVALS_PER_MINUTE, 'pix-api:inbox-arrivals:');
       await main.register(inboxReceiveRoute({ controls: deps.controls, db, clock, arrivals, realClock: realClockOf(deps), trust }));

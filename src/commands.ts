@@ -32,6 +32,8 @@ const USAGE = `Usage: pix-api <command>
   serve            start the API and the settlement worker (default; migrations run first)
   worker           start only the settlement worker (scale-out on PostgreSQL; /metrics on ADMIN_PORT when set)
   migrate          apply database migrations and exit
+  listen           forward a running sandbox's deliveries to URLs here (pix-api listen -h) [--forward-to URL] [--forward-pix-to URL] [--forward-rec-to URL] [--forward-cobr-to URL] [--mtls] [--ca FILE] [--name NAME] [--url URL] [--admin-token TOKEN] [--account ID] [--dir DIR]
+  trigger          make an event happen in a running sandbox, as the network would: pix-api trigger EVENT [--list] [--amount AMOUNT] [--key KEY] [--reason CODE] [--url URL] [--admin-token TOKEN] [--account ID] [--dir DIR]
 ${OPERATOR_USAGE}`;
 
 /** Opens the database, applies pending migrations, and registers its closing with `taken`. */
@@ -341,6 +343,9 @@ async function main(argv: string[], telemetry: (() => Promise<void>) | undefined
     process.stdout.write(`${USAGE}\n`);
     return;
   }
+  // Client commands: they reach a running sandbox over HTTP, here or on another machine.
+  if (command === 'listen') return (await import('./remote/listen.ts')).runListen(rest);
+  if (command === 'trigger') return (await import('./remote/trigger.ts')).runTrigger(rest);
   const config = withKeptAdminToken(await withPortChosen(loadConfig(), command), command);
   const taken = new Resources();
   // Released last: the spans of everything else's shutdown are sent before the process ends.

@@ -474,6 +474,42 @@ export interface WebhooksTable {
   version: ColumnType<number, number | undefined, number>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Set on a registration a listener made for itself (`pix-api listen`): not the account's own. */
+  listener_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A developer's `pix-api listen` (sandbox): where an account's deliveries are forwarded from. */
+export interface WebhookListenersTable {
+  id: string;
+  account_id: Id;
+  name: string;
+  kinds: string[];
+  /** BCB's registrations it took over, given back when it stops. */
+  replaced: Json<ReplacedRegistration[]>;
+  created_at: CreatedAt;
+  seen_at: Date;
+}
+
+/** A registration of BCB's callbacks a listener took over: a key's webhook, or the account's rec or cobr one, with its URL before. */
+export interface ReplacedRegistration {
+  kind: 'pix' | 'rec' | 'cobr';
+  chave?: string;
+  url: string | null;
+}
+
+/** A delivery that arrived at a listener, waiting for the listener to take it and answer it. */
+export interface WebhookForwardsTable {
+  id: Generated<bigint>;
+  listener_id: string;
+  path: string;
+  headers: Json<Record<string, string>>;
+  body: string;
+  received_at: Date;
+  taken_at: Date | null;
+  status: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  answered_at: Date | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -493,6 +529,9 @@ export interface WebhookDeliveriesTable {
   destination_id: Id | null;
   held: ColumnType<boolean, boolean | undefined, boolean>;
   leased_until: Timestamp | null;
+  /** The sandbox `late` fault that held it (migration 0017), and until when at most: null once it goes. */
+  late_fault: ColumnType<bigint | null, bigint | null | undefined, bigint | null>;
+  late_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** One account's receiving origin: its bound on deliveries in flight and its circuit breaker. */
@@ -537,7 +576,7 @@ export interface SandboxStateTable {
 }
 
 export type FaultKind = 'webhook' | 'settlement' | 'directory' | 'automatico';
-export type FaultEffect = 'status' | 'timeout' | 'delay' | 'reject' | 'unavailable' | 'late';
+export type FaultEffect = 'status' | 'timeout' | 'delay' | 'reject' | 'unavailable' | 'late' | 'duplicate';
 export type FaultStage = 'solicitation' | 'scheduling' | 'attempt';
 
 export interface SandboxFaultsTable {
@@ -580,6 +619,8 @@ export interface DB {
   sandbox_faults: SandboxFaultsTable;
   sandbox_inbox: SandboxInboxTable;
   webhooks: WebhooksTable;
+  webhook_listeners: WebhookListenersTable;
+  webhook_forwards: WebhookForwardsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_destinations: WebhookDestinationsTable;
   webhook_logs: WebhookLogsTable;

@@ -10,6 +10,7 @@ import { BCB_EXAMPLES } from '../dialects/bcb/examples.ts';
 import { PROBLEM_TYPE_BASE, PROBLEM_TYPES, type ProblemName } from '../dialects/bcb/problems.ts';
 import { ERROR_CODES, type ErrorCode } from './error-codes.ts';
 import { CONTROLS_EXAMPLES } from '../modules/controls/examples.ts';
+import { LISTENER_EXAMPLES } from '../modules/webhooks/listener-examples.ts';
 import { PAYER_AUTOMATICO_EXAMPLES } from '../modules/recurrences/payer-examples.ts';
 import { examplePage } from './example-page.ts';
 
@@ -403,6 +404,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
     errors: { 404: 'MED_NOT_FOUND', 409: 'MED_CLOSED' },
   },
   ...CONTROLS_EXAMPLES,
+  ...LISTENER_EXAMPLES,
   ...PAYER_AUTOMATICO_EXAMPLES,
 };
 

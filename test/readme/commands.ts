@@ -41,7 +41,8 @@ export function usageCommands(usage: string): Map<string, { options: Set<string>
     const oneWord = match[2] === '' || /^ {2,}/.test(match[2]!);
     const second = oneWord ? null : /^ (\S+)(.*)$/.exec(match[2]!);
     const name = second ? `${match[1]} ${second[1]}` : match[1]!;
-    const rest = second ? second[2]! : '';
+    // A one-word command may list its options after its description (`listen ... [--name NAME]`).
+    const rest = second ? second[2]! : match[2]!;
     const optional = new Set([...rest.matchAll(/\[--([a-z-]+)/g)].map((m) => m[1]!));
     const options = new Set([...rest.matchAll(/--([a-z-]+)/g)].map((m) => m[1]!));
     commands.set(name, { options, required: new Set([...options].filter((o) => !optional.has(o))) });

@@ -46,6 +46,8 @@ export const CONTROLS_EXAMPLES: Record<string, OperationExamples> = {
           fault,
           { ...fault, id: 4, kind: 'settlement', effect: 'reject', urlPrefix: null, pixKey: 'fornecedor@example.com', status: null, reason: 'AC03', remaining: null },
           { ...fault, id: 5, kind: 'automatico', effect: 'reject', urlPrefix: null, status: null, reason: 'AM04', remaining: 1, stage: 'attempt' },
+          { ...fault, id: 6, effect: 'duplicate', status: null, remaining: null },
+          { ...fault, id: 7, effect: 'late', urlPrefix: 'https://erp.padaria.example.com/webhooks/pix', status: null, delayMs: 30_000, remaining: 1 },
         ],
       },
     },

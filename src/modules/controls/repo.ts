@@ -145,6 +145,28 @@ export async function spendFault(trx: Trx, id: bigint): Promise<boolean> {
   return true;
 }
 
+/**
+ * Whether a delivery to `url` of the destination other than `exceptId` is held by a webhook
+ * `late` fault now (a `late` fault holds one at a time: the next one releases it), or is
+ * `pendingId`, which a worker decided to hold, still under its claim's lease (the hold not
+ * recorded yet).
+ */
+export async function holdsLate(db: DbExecutor, destinationId: bigint, url: string, exceptId: bigint, pendingId?: bigint): Promise<boolean> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('destination_id', '=', destinationId)
+    .where('url', '=', url)
+    .where((eb) => {
+      const held = eb('late_until', 'is not', null);
+      return pendingId === undefined ? held : eb.or([held, eb.and([eb('id', '=', pendingId), eb('status', '=', 'PENDING'), eb('leased_until', 'is not', null)])]);
+    })
+    .where('id', '<>', exceptId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** How much the inboxes keep: arrivals and body bytes per inbox (its oldest go first), and inboxes in all. */
 export interface InboxBounds {
   readonly arrivals: number;

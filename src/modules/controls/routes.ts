@@ -41,7 +41,7 @@ const Fault = Type.Object({
   urlPrefix: Nullable(Type.String({ description: 'webhook: deliveries to URLs starting with this' })),
   pixKey: Nullable(Type.String({ description: 'settlement: transfers to this key' })),
   status: Nullable(Type.Integer({ description: 'webhook, status: the HTTP status the delivery gets' })),
-  delayMs: Nullable(Type.Integer({ description: 'delay: how long the answer (webhook) or the settlement takes' })),
+  delayMs: Nullable(Type.Integer({ description: 'delay: how long the answer (webhook) or the settlement takes; webhook late: the longest hold (null: 60000)' })),
   reason: Nullable(Type.String({ description: "reject: BCB's reason code (settlement: AC03, AM04, AB03, ...; automatico: a catalog code)" })),
   remaining: Nullable(Type.Integer({ description: 'webhook and automatico: deliveries or answers it still applies to; null: until cleared' })),
   stage: Type.Unsafe<(typeof FAULT_STAGES)[number] | null>({ type: ['string', 'null'], enum: [...FAULT_STAGES, null], description: "automatico: the sandbox payer PSP's stage it acts at" }),
@@ -150,7 +150,7 @@ function faultRoutes(app: Parameters<FastifyPluginAsyncTypebox>[0], controls: Sa
       schema: {
         ...common,
         operationId: 'sandboxSetFault',
-        summary: 'Set a fault: webhook deliveries failing, settlement to a key rejected or delayed, the directory unavailable',
+        summary: 'Set a fault: webhook deliveries failing, sent twice or late, settlement to a key rejected or delayed, the directory unavailable',
         body: FaultRequest,
         response: { 201: Fault, ...errorResponses(400, 409) },
       },

@@ -33,7 +33,9 @@ export const AdvanceRequest = Type.Object(
 export type AdvanceInput = Static<typeof AdvanceRequest>;
 
 export const FAULT_KINDS = ['webhook', 'settlement', 'directory', 'automatico'] as const;
-export const FAULT_EFFECTS = ['status', 'timeout', 'delay', 'reject', 'unavailable', 'late'] as const;
+export const FAULT_EFFECTS = ['status', 'timeout', 'delay', 'reject', 'unavailable', 'late', 'duplicate'] as const;
+/** A webhook `late` fault's longest hold when it names no `delayMs`. */
+export const DEFAULT_LATE_HOLD_MS = 60_000;
 export const FAULT_STAGES = ['solicitation', 'scheduling', 'attempt'] as const;
 
 /**
@@ -51,7 +53,9 @@ export const FaultRequest = Type.Object(
   {
     kind: StringEnum(FAULT_KINDS),
     effect: StringEnum(FAULT_EFFECTS, {
-      description: 'webhook: status, timeout or delay; settlement: reject or delay; directory: unavailable; automatico: reject, or late (stage scheduling)',
+      description:
+        'webhook: status, timeout or delay; duplicate (each delivery sent twice: the same body and webhook-id, each signed); late (a delivery held until the next one to its URL is delivered, so the two arrive in the reverse order; at most delayMs, default 60000); ' +
+        'settlement: reject or delay; directory: unavailable; automatico: reject, or late (stage scheduling)',
     }),
     stage: Type.Optional(
       StringEnum(FAULT_STAGES, {
@@ -61,14 +65,14 @@ export const FaultRequest = Type.Object(
     urlPrefix: Type.Optional(Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'webhook (required)' })),
     pixKey: Type.Optional(Type.String({ minLength: 1, maxLength: 77, description: 'settlement (required)' })),
     status: Type.Optional(Type.Integer({ minimum: 200, maximum: 599, description: 'webhook, status (required)' })),
-    delayMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS, description: 'delay (required)' })),
+    delayMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_DELAY_MS, description: 'delay (required); webhook late: the longest hold (default 60000)' })),
     reason: Type.Optional(
       Type.String({
         pattern: '^[A-Z0-9]{4}$',
         description: 'reject (required): settlement, a reason code (AC03, AM04, AB03, ...); automatico, a catalog code (solicitation AP13, AP14; scheduling AM02, MSUC, ...; attempt AM04 for no funds, AB10, ...)',
       }),
     ),
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT, description: 'webhook and automatico: the next N deliveries or answers only (default: until cleared)' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_COUNT, description: 'webhook and automatico: the next N deliveries (duplicated, held) or answers only (default: until cleared)' })),
   },
   { additionalProperties: false },
 );
@@ -77,7 +81,7 @@ export type FaultField = Exclude<keyof FaultInput, 'kind' | 'effect'>;
 
 /** The fields each kind takes: always (`required`), by effect (BY_EFFECT), and optionally (`optional`). */
 const NEEDS: Record<FaultInput['kind'], { effects: readonly FaultInput['effect'][]; required: readonly FaultField[]; optional: readonly FaultField[] }> = {
-  webhook: { effects: ['status', 'timeout', 'delay'], required: ['urlPrefix'], optional: ['count'] },
+  webhook: { effects: ['status', 'timeout', 'delay', 'duplicate', 'late'], required: ['urlPrefix'], optional: ['count'] },
   settlement: { effects: ['reject', 'delay'], required: ['pixKey'], optional: [] },
   directory: { effects: ['unavailable'], required: [], optional: [] },
   automatico: { effects: ['reject', 'late'], required: ['stage'], optional: ['count'] },
@@ -91,7 +95,9 @@ export const effectsOf = (kind: FaultInput['kind']): readonly FaultInput['effect
 export function faultFields(kind: FaultInput['kind'], effect: FaultInput['effect']): { needed: FaultField[]; optional: FaultField[] } {
   const rule = NEEDS[kind];
   const byEffect = BY_EFFECT[effect];
-  return { needed: [...rule.required, ...(byEffect ? [byEffect] : [])], optional: [...rule.optional] };
+  // A webhook delivery held late goes at the latest after delayMs (DEFAULT_LATE_HOLD_MS unless named).
+  const late: FaultField[] = kind === 'webhook' && effect === 'late' ? ['delayMs'] : [];
+  return { needed: [...rule.required, ...(byEffect ? [byEffect] : [])], optional: [...rule.optional, ...late] };
 }
 
 /** A fault's fields against its kind and effect: a request with another combination is refused, naming it. */

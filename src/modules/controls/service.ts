@@ -4,7 +4,7 @@ import { AppError, badRequest } from '../../http/errors.ts';
 import { OffsetClock, type Clock } from '../../lib/clock.ts';
 import { inboxUrl, isOwnInbox } from '../webhooks/destination.ts';
 import * as repo from './repo.ts';
-import { checkAdvance, checkFault, NEXT_EVENT, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
+import { checkAdvance, checkFault, DEFAULT_LATE_HOLD_MS, NEXT_EVENT, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
 
 /**
  * The sandbox's controls of the simulated world, shared by every process on the database
@@ -12,7 +12,8 @@ import { checkAdvance, checkFault, NEXT_EVENT, newFault, type AdvanceInput, type
  * - the test clock: business time is the real time plus an offset that only grows until the
  *   clock is reset, which every time rule reads (charge expiry, due dates, refund windows,
  *   settlement, retries);
- * - faults: webhook deliveries under a URL prefix answered with a status, timing out or delayed;
+ * - faults: webhook deliveries under a URL prefix answered with a status, timing out or delayed,
+ *   sent twice or held until the next one to their URL is delivered;
  *   the directory unavailable (settlement faults are read by the settlement itself, in SQL; a
  *   transfer a delay holds says why through `pendingReason`).
  * Production builds none of this: its business time is the real time.
@@ -29,6 +30,12 @@ export class SandboxControls {
   #version: bigint | undefined;
   #timer: NodeJS.Timeout | undefined;
   #refreshing: Promise<void> | undefined;
+  /**
+   * The delivery this process last decided to hold (`late`), by destination and URL, and until
+   * when to remember it (real time): deliveries claimed with it are not held too while its hold
+   * is not recorded yet.
+   */
+  readonly #holding = new Map<string, { id: bigint; until: number }>();
 
   constructor(db: Db, base: Clock, options: { publicUrl: string; pollMs?: number }) {
     this.#db = db;
@@ -154,19 +161,39 @@ export class SandboxControls {
    * Deliveries to this service's own inbox meet theirs at the inbox, which answers as the fault
    * says (and records it); every other destination meets it at the sender. The sender, asking
    * for a delivery to the own inbox, is told the fault the inbox will most likely apply (none is
-   * used up) with `atInbox`, so that the delivery log can name it.
+   * used up) with `atInbox`, so that the delivery log can name it. The delivery modes
+   * (`duplicate`, `late`) act at the sender on queued deliveries (`delivery`) only, whatever the
+   * destination; `late` passes over a delivery held before, and over one to a URL whose delivery
+   * is held already (the next one goes and releases it).
    */
-  async webhookFault(url: string, at: 'sender' | 'inbox'): Promise<WebhookFault | null> {
+  async webhookFault(url: string, at: 'sender' | 'inbox', delivery?: QueuedDelivery): Promise<WebhookFault | null> {
     const own = isOwnInbox(this.#inbox, url);
     if (at === 'inbox' && !own) return null;
     for (const fault of this.#faults) {
       if (fault.kind !== 'webhook' || !url.startsWith(fault.url_prefix!)) continue;
-      if (own && at === 'sender') return { ...webhookFaultOf(fault), atInbox: true };
+      if (fault.effect === 'duplicate' || fault.effect === 'late') {
+        // Delivery modes act at the sender, wherever the destination (the inbox cannot send
+        // twice or hold), on queued deliveries only (a resend is sent as asked). A delivery is
+        // held once, and not while another one to its URL is held: that one waits for this one.
+        if (at === 'inbox' || !delivery) continue;
+        if (fault.effect === 'late' && (delivery.held || (await this.#holdsLate(delivery, url)))) continue;
+      } else if (own && at === 'sender') {
+        return { ...webhookFaultOf(fault), atInbox: true };
+      }
       if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
       if (fault.remaining !== null) void this.refresh().catch(() => undefined);
+      if (fault.effect === 'late') this.#holding.set(`${delivery!.destinationId} ${url}`, { id: delivery!.id, until: Date.now() + HOLDING_MS });
       return webhookFaultOf(fault);
     }
     return null;
+  }
+
+  /** Whether another delivery to `url` of the destination is held (or this process is holding one whose hold is not recorded yet). */
+  async #holdsLate(delivery: QueuedDelivery, url: string): Promise<boolean> {
+    const now = Date.now();
+    for (const [key, { until }] of this.#holding) if (until <= now) this.#holding.delete(key);
+    const pending = this.#holding.get(`${delivery.destinationId} ${url}`)?.id;
+    return repo.holdsLate(this.#db, delivery.destinationId, url, delivery.id, pending === delivery.id ? undefined : pending);
   }
 
   /**
@@ -214,8 +241,16 @@ const webhookFaultOf = (fault: repo.FaultRow): WebhookFault => ({
   id: fault.id,
   effect: fault.effect,
   status: fault.status,
-  delayMs: fault.delay_ms === null ? null : Number(fault.delay_ms),
+  delayMs: fault.delay_ms === null ? (fault.effect === 'late' ? DEFAULT_LATE_HOLD_MS : null) : Number(fault.delay_ms),
 });
+
+/** A queued delivery a webhook fault may meet (delivery modes act on those only). */
+export interface QueuedDelivery {
+  readonly id: bigint;
+  readonly destinationId: bigint;
+  /** Held by a `late` fault before: it is not held again. */
+  readonly held: boolean;
+}
 
 export interface WebhookFault {
   readonly id: bigint;
@@ -225,6 +260,9 @@ export interface WebhookFault {
   /** The destination is the service's own inbox: the inbox applies the fault, the sender only names it. */
   readonly atInbox?: boolean;
 }
+
+/** How long this process remembers a hold it decided (the database shows it once recorded, within the lease). */
+const HOLDING_MS = 60_000;
 
 /** How often each process reads the shared row: the longest another process's change takes to be seen. */
 export const DEFAULT_POLL_MS = 200;

@@ -62,8 +62,9 @@ export function notificationBody(eventType: string | null, payload: unknown): st
 export function deliveryMessage(d: ClaimedDelivery, now: Date): Message {
   const secrets = signingSecrets(d, now);
   const body = notificationBody(d.event_type, d.payload);
-  if (isBcbCallback(d.event_type)) return { url: d.url, messageId: d.message_id, body, headers: {}, secrets, mutualTls: true };
-  return { url: d.url, messageId: d.message_id, body, headers: d.headers ?? {}, secrets };
+  const delivery = { id: d.id, destinationId: d.destination_id, held: d.late_fault !== null };
+  if (isBcbCallback(d.event_type)) return { url: d.url, messageId: d.message_id, body, headers: {}, secrets, mutualTls: true, delivery };
+  return { url: d.url, messageId: d.message_id, body, headers: d.headers ?? {}, secrets, delivery };
 }
 
 export interface DeliveryDeps {
@@ -246,7 +247,7 @@ export class Deliverer {
     const attempt: Attempt = !live
       ? { success: false, statusCode: null, durationMs: 0, error: 'registration switched off or removed', sentAt: this.#deps.clock.now() }
       : await this.#traced(d, () => this.#deps.sender.send(deliveryMessage(d, this.#deps.clock.now()), () => this.#deps.clock.now()));
-    return { d, attempt, retry: live ? { random: this.#random } : null };
+    return { d, attempt: live ? lateNote(d, attempt) : attempt, retry: live ? { random: this.#random } : null };
   }
 
   /**
@@ -290,16 +291,21 @@ export class Deliverer {
   async #record(finished: readonly Finished[]): Promise<void> {
     if (finished.length === 0) return;
     const now = this.#deps.clock.now();
-    const states = finished.map(({ d, attempt, retry }) => {
+    const states = finished.map(({ d, attempt, retry }): queue.DeliveryState => {
+      // Held by a sandbox `late` fault: not an attempt; due again when its hold runs out, unless the next delivery to its URL releases it first.
+      if (attempt.held) return { id: d.id.toString(), attempts: d.attempts, status: 'HELD', next: new Date(now.getTime() + attempt.held.holdMs).toISOString(), fault: attempt.held.faultId.toString() };
       const delay = attempt.success || retry === null ? null : retryDelayMs(d.attempts, retry.random);
       return {
         id: d.id.toString(),
         attempts: d.attempts,
         status: attempt.success ? ('SUCCEEDED' as const) : delay === null ? ('FAILED' as const) : ('PENDING' as const),
         next: (delay === null ? now : new Date(now.getTime() + delay)).toISOString(),
+        fault: null,
       };
     });
-    const logs = finished.map(({ d, attempt }) => ({
+    // A `duplicate` fault's second sending is logged as well, after the first.
+    const sent = finished.flatMap(({ d, attempt }) => (attempt.held ? [] : attempt.duplicate ? [{ d, attempt }, { d, attempt: attempt.duplicate }] : [{ d, attempt }]));
+    const logs = sent.map(({ d, attempt }) => ({
       account_id: d.account_id.toString(),
       delivery_id: d.id.toString(),
       transaction_id: d.transaction_id?.toString() ?? null,
@@ -314,10 +320,21 @@ export class Deliverer {
       created_at: attempt.sentAt.toISOString(),
       signed_at: attempt.signedAt?.toISOString() ?? null,
     }));
-    const breaker = breakerChanges(finished.map(({ d, attempt, retry }) => ({ destinationId: d.destination_id, attempt, counts: retry !== null })));
+    const breaker = breakerChanges(finished.map(({ d, attempt, retry }) => ({ destinationId: d.destination_id, attempt, counts: retry !== null && !attempt.held })));
     const accounts = [...new Set(finished.map(({ d }) => d.account_id))];
     await queue.record(this.#deps.db, now, states, logs, breaker, this.#breaker, accounts);
   }
+}
+
+/**
+ * The first attempt of a delivery a sandbox `late` fault held names the fault, and what let it
+ * go: the next delivery to its URL (released), or its hold running out (still `late_until`).
+ */
+function lateNote(d: ClaimedDelivery, attempt: Attempt): Attempt {
+  if (d.late_fault === null || d.attempts !== 1 || attempt.held) return attempt;
+  const how = d.late_until === null ? 'until the next delivery to its URL was delivered' : 'until its hold ran out (no later delivery to its URL was delivered)';
+  const what = `held ${how} by sandbox fault ${d.late_fault}`;
+  return { ...attempt, error: attempt.error === null ? what : `${attempt.error} (${what})` };
 }
 
 /**

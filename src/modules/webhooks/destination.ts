@@ -82,16 +82,24 @@ export interface DestinationPolicy {
 }
 
 export const INBOX_PATH = '/sandbox/inbox';
+/** Where a developer's listener (`pix-api listen`) takes deliveries: `{PUBLIC_URL}/sandbox/listen/{id}`. */
+export const LISTEN_PATH = '/sandbox/listen';
 /** An inbox's name, and one segment of sub-path under it (BCB's callbacks add `/pix`, `/rec`, `/cobr`). */
 const INBOX_TARGET = /^[A-Za-z0-9_-]{1,64}(\/[A-Za-z0-9_-]{1,64})?$/;
 
 /** The address of the service's own inbox `name`, under PUBLIC_URL. */
 export const inboxUrl = (publicUrl: string, name: string) => `${publicUrl}${INBOX_PATH}/${name}`;
 
-/** True for a URL of the service's own webhook inbox (or a sub-path of one), when the policy has one. */
+/**
+ * True for a URL of the service's own webhook inbox or of a listener of its own (or a sub-path
+ * of one), when the policy has them.
+ */
 export function isOwnInbox(policy: Pick<DestinationPolicy, 'ownInbox'>, raw: string): boolean {
   const prefix = policy.ownInbox;
-  return prefix !== undefined && raw.startsWith(prefix) && INBOX_TARGET.test(raw.slice(prefix.length));
+  if (prefix === undefined) return false;
+  if (raw.startsWith(prefix)) return INBOX_TARGET.test(raw.slice(prefix.length));
+  const listen = `${prefix.slice(0, prefix.length - INBOX_PATH.length - 1)}${LISTEN_PATH}/`;
+  return raw.startsWith(listen) && INBOX_TARGET.test(raw.slice(listen.length));
 }
 
 /** Production's rules: public addresses on port 443 only. */

@@ -45,7 +45,7 @@ export async function deliverableCallbacks(webhookUrl: string, policy: Destinati
 }
 
 /** Registers or replaces the URL of a key's webhook; callbacks still to deliver go to the new one. */
-export async function putKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, chave: string, webhookUrl: string) {
+export async function putKeyWebhook(deps: Pick<KeyWebhooksDeps, 'db' | 'clock' | 'policy'>, accountId: bigint, chave: string, webhookUrl: string) {
   const url = await destination(webhookUrl, deps.policy, 'webhookUrl');
   await deliverableCallbacks(url, deps.policy);
   const key = stored(chave);
@@ -68,7 +68,7 @@ export async function getKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, ch
 }
 
 /** Removes a key's webhook: its callbacks not yet delivered end as FAILED. */
-export async function deleteKeyWebhook(deps: KeyWebhooksDeps, accountId: bigint, chave: string): Promise<void> {
+export async function deleteKeyWebhook(deps: Pick<KeyWebhooksDeps, 'db'>, accountId: bigint, chave: string): Promise<void> {
   await deps.db.transaction().execute(async (trx) => {
     await lockAccount(trx, accountId);
     const found = await keys.findKeyWebhook(trx, accountId, stored(chave));

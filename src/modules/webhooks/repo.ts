@@ -17,19 +17,21 @@ export async function lockAccount(trx: Trx, accountId: bigint): Promise<boolean>
   return row !== undefined;
 }
 
+/** The account's own registrations: not those a listener (`pix-api listen`) made for itself. */
+const own = (db: DbExecutor) => db.selectFrom('webhooks').where('listener_id', 'is', null);
+
 export function findByUrl(db: DbExecutor, accountId: bigint, eventType: WebhookEventType, url: string) {
-  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('event_type', '=', eventType).where('url', '=', url).executeTakeFirst();
+  return own(db).selectAll().where('account_id', '=', accountId).where('event_type', '=', eventType).where('url', '=', url).executeTakeFirst();
 }
 
 export function findById(db: DbExecutor, accountId: bigint, id: bigint) {
-  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+  return own(db).selectAll().where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
 }
 
 export type WebhookRow = NonNullable<Awaited<ReturnType<typeof findById>>>;
 
 export async function countActive(db: DbExecutor, accountId: bigint, eventType: WebhookEventType): Promise<number> {
-  const row = await db
-    .selectFrom('webhooks')
+  const row = await own(db)
     .select(sql<number>`count(*)::int4`.as('n'))
     .where('account_id', '=', accountId)
     .where('event_type', '=', eventType)
@@ -39,7 +41,7 @@ export async function countActive(db: DbExecutor, accountId: bigint, eventType: 
 }
 
 export async function countAll(db: DbExecutor, accountId: bigint): Promise<number> {
-  const row = await db.selectFrom('webhooks').select(sql<number>`count(*)::int4`.as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await own(db).select(sql<number>`count(*)::int4`.as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
   return row.n;
 }
 
@@ -97,7 +99,7 @@ export async function deleteWebhook(trx: Trx, id: bigint): Promise<void> {
 }
 
 export function listWebhooks(db: DbExecutor, accountId: bigint) {
-  return db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('event_type').orderBy('id').execute();
+  return own(db).selectAll().where('account_id', '=', accountId).orderBy('event_type').orderBy('id').execute();
 }
 
 export function activeUrls(db: DbExecutor, accountId: bigint, eventType: string) {

@@ -44,6 +44,10 @@ export interface Attempt {
   sentAt: Date;
   /** When the request went, signed (its webhook-timestamp), on the real clock; absent when none went. */
   signedAt?: Date | undefined;
+  /** Sandbox `late` fault: nothing went; the delivery waits (in the queue) for the next one to its URL, `holdMs` at most. */
+  held?: { readonly faultId: bigint; readonly holdMs: number } | undefined;
+  /** Sandbox `duplicate` fault: the same message sent again right after this one, and what became of it. */
+  duplicate?: Attempt | undefined;
 }
 
 export interface Message {
@@ -57,6 +61,8 @@ export interface Message {
   secrets: readonly string[];
   /** Presents the service's client certificate (BCB's callbacks are mutual TLS). */
   mutualTls?: boolean;
+  /** The queued delivery it is (absent on a resend): what the sandbox's delivery modes act on. */
+  delivery?: { readonly id: bigint; readonly destinationId: bigint; readonly held: boolean };
 }
 
 /** A client certificate and its key (PEM), presented on mutual-TLS deliveries. */
@@ -153,7 +159,7 @@ export interface SenderOptions {
   /** Told every attempt's outcome (the operator's metrics). */
   observe?: (attempt: Attempt) => void;
   /** The sandbox's webhook faults (modules/controls): the fault a delivery to `url` meets, if any. */
-  faults?: (url: string) => Promise<SenderFault | null>;
+  faults?: (url: string, delivery?: Message['delivery']) => Promise<SenderFault | null>;
   /**
    * The time signatures carry (`webhook-timestamp`): the real time, never the test clock's, or a
    * receiver checking it against its own (Standard Webhooks allows 5 minutes) would refuse every
@@ -264,7 +270,8 @@ export class WebhookSender {
 
   async send(message: Message, clock: () => Date): Promise<Attempt> {
     const attempt = await this.#attempt(message, clock);
-    this.#observe?.(attempt);
+    if (!attempt.held) this.#observe?.(attempt);
+    if (attempt.duplicate) this.#observe?.(attempt.duplicate);
     return attempt;
   }
 
@@ -275,11 +282,13 @@ export class WebhookSender {
    * naming the fault and what it did: on a delivered attempt too.
    */
   async #attempt(message: Message, clock: () => Date): Promise<Attempt> {
-    const fault = this.#faults ? await this.#faults(message.url) : null;
+    const fault = this.#faults ? await this.#faults(message.url, message.delivery) : null;
     const sentAt = clock();
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const done = (result: Outcome): Attempt => ({ ...result, durationMs: elapsed(), sentAt });
+    if (fault?.effect === 'late') return done({ success: false, statusCode: null, error: null, held: { faultId: fault.id, holdMs: fault.delayMs! } });
+    if (fault?.effect === 'duplicate') return this.#twice(message, clock, fault.id);
     if (fault && !fault.atInbox) {
       if (fault.effect === 'status') {
         const success = fault.status! >= 200 && fault.status! < 300;
@@ -296,6 +305,25 @@ export class WebhookSender {
     const attempt = done(await this.#post(message, this.#timeoutMs - elapsed()));
     const error = fault ? faultedError(fault, attempt) : null;
     return error === null ? attempt : { ...attempt, error };
+  }
+
+  /**
+   * A `duplicate` fault: the message goes, then goes again at once (the same body and
+   * webhook-id, signed again), within what is left of the attempt's time limit, so that the
+   * two stay inside the delivery's lease. The first decides the delivery's outcome; each is
+   * logged, naming the fault.
+   */
+  async #twice(message: Message, clock: () => Date, faultId: bigint): Promise<Attempt> {
+    const note = (attempt: Attempt, what: string): Attempt => ({ ...attempt, error: attempt.error === null ? what : `${attempt.error} (${what})` });
+    const timed = async (budgetMs: number): Promise<Attempt> => {
+      const sentAt = clock();
+      const started = performance.now();
+      const outcome = await this.#post(message, budgetMs);
+      return { ...outcome, durationMs: Math.round(performance.now() - started), sentAt };
+    };
+    const first = await timed(this.#timeoutMs);
+    const second = await timed(Math.max(1, this.#timeoutMs - first.durationMs));
+    return { ...note(first, `sent twice by sandbox fault ${faultId}`), duplicate: note(second, `duplicate sent by sandbox fault ${faultId}`) };
   }
 
   /** The request itself, with `budgetMs` for the whole of it (connection, answer and its body). */

@@ -79,6 +79,9 @@ export interface ClaimedDelivery {
   webhook_secret: string;
   webhook_secret_previous: string | null;
   webhook_secret_rotated_at: Date | null;
+  /** The sandbox `late` fault that held it before (it is not held again), and, while its hold has not been released, until when. */
+  late_fault: bigint | null;
+  late_until: Date | null;
 }
 
 export interface ClaimPlan {
@@ -148,7 +151,7 @@ export async function claim(db: Db, plan: ClaimPlan, now: Date, leaseUntil: Date
                              else t.ready_at end
         from (select id from ok union select id from m) u left join m on m.id = u.id
        where t.id = u.id)
-    select c.id, c.account_id, c.destination_id, c.webhook_id, c.url, c.message_id, c.attempts, c.event_type, c.transaction_id,
+    select c.id, c.account_id, c.destination_id, c.webhook_id, c.url, c.message_id, c.attempts, c.event_type, c.transaction_id, c.late_fault, c.late_until,
            o.payload, w.headers, coalesce(w.is_active, k.id is not null or r.id is not null) as is_active,
            a.webhook_secret, a.webhook_secret_previous, a.webhook_secret_rotated_at
       from claimed c
@@ -164,8 +167,10 @@ export async function claim(db: Db, plan: ClaimPlan, now: Date, leaseUntil: Date
 export interface DeliveryState {
   id: string;
   attempts: number;
-  status: 'SUCCEEDED' | 'PENDING' | 'FAILED';
+  /** HELD: a sandbox `late` fault (`fault`) holds it, not sent, until `next` at most (its claim is not counted as an attempt). */
+  status: 'SUCCEEDED' | 'PENDING' | 'FAILED' | 'HELD';
   next: string;
+  fault: string | null;
 }
 
 /** A webhook_logs row as `record` reads it from JSON: ids and time as text, no id of its own, never a resend. */
@@ -190,6 +195,32 @@ export interface BreakerParams {
 }
 
 /**
+ * record's CTEs over `v` (the states) that move what was not delivered (due again, FAILED, or
+ * HELD by a sandbox `late` fault) and release the older held ones of the URLs a delivery went
+ * to (`went`). A held one whose URL a newer delivery went to in this same record goes at once.
+ */
+function deliveryMoves(now: Date) {
+  const newerWent = sql`exists (select 1 from went s where s.destination_id = d.destination_id and s.url = d.url and s.id > d.id)`;
+  return sql`went as (
+  select x.destination_id, x.url, max(x.id) as id from webhook_deliveries x join v on v.id = x.id
+   where v.status = 'SUCCEEDED' and x.attempts = v.attempts and x.status = 'PENDING' group by x.destination_id, x.url),
+moved as (
+  update webhook_deliveries d
+     set status = case when v.status = 'HELD' then 'PENDING' else v.status end, leased_until = null,
+         next_attempt_at = case when v.status = 'HELD' and ${newerWent} then ${now}::timestamptz else v.next end,
+         attempts = case when v.status = 'HELD' then d.attempts - 1 else d.attempts end,
+         late_fault = case when v.status = 'HELD' then v.fault else d.late_fault end,
+         late_until = case when v.status = 'HELD' and not ${newerWent} then v.next end
+    from v
+   where v.status <> 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'),
+released as (
+  update webhook_deliveries d set next_attempt_at = ${now}::timestamptz, late_until = null
+    from went s
+   where d.late_until is not null and d.destination_id = s.destination_id and d.url = s.url and d.id < s.id and d.status = 'PENDING'
+     and (d.leased_until is null or d.leased_until <= ${now}::timestamptz) and d.id not in (select id from v))`;
+}
+
+/**
  * Records finished attempts, many in one statement (one round trip, atomic by itself): each
  * delivery's next state if its claimer still holds it (the claim's attempt number is still the
  * current one), its log entry, its destination's breaker, and a wake for the held deliveries of
@@ -200,6 +231,10 @@ export interface BreakerParams {
  * only what is still to do or has failed, and a delete writes no new row version and no index
  * entry where the update wrote both. Why, and what was measured:
  * docs/decisions/0021-webhook-delivery-lease.md and docs/decisions/0001-fair-webhook-delivery.md.
+ *
+ * Sandbox delivery modes: a delivery a `late` fault held goes back to PENDING, its claim not
+ * counted, due at the hold's end (`late_until`); a delivery delivered releases the older ones
+ * held for its URL (due now: they go right after it), those held in this same record too.
  */
 export async function record(
   db: Db,
@@ -213,13 +248,12 @@ export async function record(
   await prepared('webhook_record', sql`
     with v as (
       select * from unnest(${states.map((x) => x.id)}::int8[], ${states.map((x) => x.attempts)}::int4[],
-                           ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[]) as v(id, attempts, status, next)),
+                           ${states.map((x) => x.status)}::text[], ${states.map((x) => x.next)}::timestamptz[],
+                           ${states.map((x) => x.fault)}::int8[]) as v(id, attempts, status, next, fault)),
     delivered as (
       delete from webhook_deliveries d using v
        where v.status = 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'),
-    moved as (
-      update webhook_deliveries d set status = v.status, next_attempt_at = v.next, leased_until = null from v
-       where v.status <> 'SUCCEEDED' and d.id = v.id and d.attempts = v.attempts and d.status = 'PENDING'),
+    ${deliveryMoves(now)},
     c as (
       select c.id, c.reset, c.fails, (case when c.reset then 0 else t.opens end) as opens_base,
              (c.fails > 0 and (case when c.reset then c.fails else t.failures + c.fails end) >= ${params.threshold}::int4
