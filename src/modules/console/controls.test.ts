@@ -100,7 +100,7 @@ describe('the console: the test clock, faults and the inbox', () => {
       [{ kind: 'webhook', effect: 'status', urlPrefix: 'https://x.example/', status: '' }, 'A webhook fault with effect status needs status'],
       [{ kind: 'webhook', effect: 'status', urlPrefix: 'https://x.example/', status: '99' }, 'status must be >= 200'],
       [{ kind: 'webhook', effect: 'delay', urlPrefix: 'ftp://x.example/', delayMs: '10' }, 'urlPrefix must match pattern "^https?://"'],
-      [{ kind: 'webhook', effect: 'reject', urlPrefix: 'https://x.example/' }, "A webhook fault's effect is one of status, timeout, delay"],
+      [{ kind: 'webhook', effect: 'reject', urlPrefix: 'https://x.example/' }, "A webhook fault's effect is one of status, timeout, delay, duplicate, late"],
       [{ kind: 'settlement', effect: 'delay', pixKey: 'a@b.c', delayMs: '600001' }, 'delayMs must be <= 600000'],
       [{ kind: 'settlement', effect: 'reject', pixKey: 'a@b.c', reason: 'ac03' }, 'reason must match pattern "^[A-Z0-9]{4}$"'],
     ] as const;

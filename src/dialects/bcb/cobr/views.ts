@@ -1,4 +1,5 @@
 import { formatCentavos } from '../../../lib/money.ts';
+import { saoPauloDay } from '../../../modules/cobv/due.ts';
 import type { AttemptRow, PaidPix, RecurringChargeDetail } from '../../../modules/recurrences/rows.ts';
 
 /** BCB's CobRTentativas item: an attempt, with its history and, when refused, why. */
@@ -30,7 +31,8 @@ export function cobrView({ row }: Pick<RecurringChargeDetail, 'row'>) {
     idRec: row.id_rec,
     txid: row.txid,
     ...(row.info_adicional === null ? {} : { infoAdicional: row.info_adicional }),
-    calendario: { criacao: row.created_at.toISOString().slice(0, 10), dataDeVencimento: row.due_date },
+    // BCB's dates are Brasília's: a charge made at 22:00 there is of that day, not of UTC's next one.
+    calendario: { criacao: saoPauloDay(row.created_at), dataDeVencimento: row.due_date },
     valor: { original: formatCentavos(row.amount_centavos) },
     status: row.status,
     politicaRetentativa: row.politica_retentativa,
