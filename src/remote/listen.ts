@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
+import { systemClock } from '../lib/clock.ts';
 import { adminHeaders, answerError, call, REMOTE_OPTIONS, REMOTE_USAGE, RemoteError, remoteFrom, type Remote } from './connection.ts';
 
 /**
@@ -84,7 +85,7 @@ export function deliveryLine(arrival: Arrival, target: string, result: { status:
     // A body that is not JSON is forwarded as it is; the line names it by its path.
   }
   const outcome = result.error ? `${result.status} (${result.error})` : String(result.status);
-  return `${new Date().toISOString()}  ${event.padEnd(16)} ${arrival.headers['webhook-id'] ?? '-'}  → ${target}  ${outcome}  ${result.durationMs} ms`;
+  return `${systemClock.now().toISOString()}  ${event.padEnd(16)} ${arrival.headers['webhook-id'] ?? '-'}  → ${target}  ${outcome}  ${result.durationMs} ms`;
 }
 
 async function forward(arrival: Arrival, target: string, agent: Agent): Promise<{ status: number; durationMs: number; error?: string }> {

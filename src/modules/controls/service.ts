@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../../db/client.ts';
 import type { FaultEffect, FaultStage } from '../../db/schema.ts';
 import { AppError, badRequest } from '../../http/errors.ts';
-import { OffsetClock, type Clock } from '../../lib/clock.ts';
+import { OffsetClock, systemClock, type Clock } from '../../lib/clock.ts';
 import { inboxUrl, isOwnInbox } from '../webhooks/destination.ts';
 import * as repo from './repo.ts';
 import { checkAdvance, checkFault, DEFAULT_LATE_HOLD_MS, NEXT_EVENT, newFault, type AdvanceInput, type FaultInput } from './rules.ts';
@@ -182,7 +182,7 @@ export class SandboxControls {
       }
       if (fault.remaining !== null && !(await repo.useFault(this.#db, fault.id))) continue;
       if (fault.remaining !== null) void this.refresh().catch(() => undefined);
-      if (fault.effect === 'late') this.#holding.set(`${delivery!.destinationId} ${url}`, { id: delivery!.id, until: Date.now() + HOLDING_MS });
+      if (fault.effect === 'late') this.#holding.set(`${delivery!.destinationId} ${url}`, { id: delivery!.id, until: systemClock.now().getTime() + HOLDING_MS });
       return webhookFaultOf(fault);
     }
     return null;
@@ -190,7 +190,7 @@ export class SandboxControls {
 
   /** Whether another delivery to `url` of the destination is held (or this process is holding one whose hold is not recorded yet). */
   async #holdsLate(delivery: QueuedDelivery, url: string): Promise<boolean> {
-    const now = Date.now();
+    const now = systemClock.now().getTime();
     for (const [key, { until }] of this.#holding) if (until <= now) this.#holding.delete(key);
     const pending = this.#holding.get(`${delivery.destinationId} ${url}`)?.id;
     return repo.holdsLate(this.#db, delivery.destinationId, url, delivery.id, pending === delivery.id ? undefined : pending);
